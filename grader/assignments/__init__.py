@@ -1,0 +1,1 @@
+"""Assignment declarations; each module defines `ASSIGNMENT` (see `grader.registry`)."""

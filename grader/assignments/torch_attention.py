@@ -1,0 +1,95 @@
+"""Assignment `torch_attention`: attention and an encoder block in PyTorch (seeds 000 and 004)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.assignments.attention_basics import SEED003_X
+from grader.assignments.inputs import normal
+from grader.model import Assignment, Case, Exercise, Visibility
+
+PUBLIC = Visibility.PUBLIC
+
+# Seed 000's input: three words with 4-dimensional embeddings.
+SEED000_X = [[0.2, 0.8, 0.5, 0.1], [0.9, 0.4, 0.7, 0.3], [0.5, 0.1, 0.2, 0.9]]
+
+
+def seed000(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """Seed 000's X with uniform weights, as `torch.rand` draws them."""
+    return (np.array(SEED000_X), *(rng.random(size=(4, 4)) for _ in range(3)))
+
+
+def encoder_state(embed_dim: int, ff_dim: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """A state_dict for SimpleEncoderBlock, with PyTorch's parameter names and shapes."""
+    E, F = embed_dim, ff_dim
+
+    def init(*shape: int) -> np.ndarray:
+        return (rng.normal(size=shape) / np.sqrt(shape[-1])).astype(np.float32)
+
+    return {
+        "self_attn.in_proj_weight": init(3 * E, E),
+        "self_attn.in_proj_bias": init(3 * E) * 0.1,
+        "self_attn.out_proj.weight": init(E, E),
+        "self_attn.out_proj.bias": init(E) * 0.1,
+        "ff.0.weight": init(F, E),
+        "ff.0.bias": init(F) * 0.1,
+        "ff.2.weight": init(E, F),
+        "ff.2.bias": init(E) * 0.1,
+        "norm1.weight": 1 + init(E) * 0.1,
+        "norm1.bias": init(E) * 0.1,
+        "norm2.weight": 1 + init(E) * 0.1,
+        "norm2.bias": init(E) * 0.1,
+    }
+
+
+def encoder_inputs(embed_dim: int, ff_dim: int, batch: int, seq_len: int):
+    """A state_dict to load and a (batch, seq_len, embed_dim) input to run forward on."""
+
+    def make(rng: np.random.Generator) -> tuple[object, ...]:
+        state = encoder_state(embed_dim, ff_dim, rng)
+        return state, rng.normal(size=(batch, seq_len, embed_dim)).astype(np.float32)
+
+    return make
+
+
+torch_self_attention = Exercise(
+    name="torch_self_attention",
+    signature="(X, W_q, W_k, W_v)",
+    points=2,
+    outputs=("weights", "output"),
+    tensors="float64",
+    summary="Scaled dot-product self-attention on tensors, differentiable.",
+    cases=(
+        Case("seed-000", seed000, seed=1, visibility=PUBLIC, note="seed 000's input"),
+        Case("d_k-differs-from-d_v", normal((5, 6), (6, 3), (6, 3), (6, 2)), seed=2),
+        Case("one-token", normal((1, 4), (4, 4), (4, 4), (4, 4)), seed=3),
+        Case("seed-003", lambda rng: (np.array(SEED003_X), *normal((4, 4), (4, 4), (4, 4))(rng)),
+             seed=4),
+    ),
+)
+
+SimpleEncoderBlock = Exercise(
+    name="SimpleEncoderBlock",
+    signature="(self, embed_dim=64, num_heads=4, ff_dim=256)",
+    points=3,
+    kind="class",
+    tensors="float32",
+    summary="A post-norm Transformer encoder block; loads a reference state_dict, runs forward.",
+    cases=(
+        Case("small", encoder_inputs(16, 32, 2, 5), seed=11, visibility=PUBLIC,
+             init_kwargs={"embed_dim": 16, "num_heads": 4, "ff_dim": 32},
+             rtol=1e-4, atol=1e-5, note="embed_dim=16, 4 heads, batch of 2"),
+        Case("defaults", encoder_inputs(64, 256, 2, 10), seed=12,
+             rtol=1e-4, atol=1e-5, note="the default sizes"),
+        Case("one-token", encoder_inputs(16, 32, 1, 1), seed=13,
+             init_kwargs={"embed_dim": 16, "num_heads": 2, "ff_dim": 32},
+             rtol=1e-4, atol=1e-5),
+    ),
+)
+
+ASSIGNMENT = Assignment(
+    name="torch_attention",
+    title="Attention and an encoder block in PyTorch",
+    exercises=(torch_self_attention, SimpleEncoderBlock),
+    requires=("torch",),
+)

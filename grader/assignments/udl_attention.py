@@ -1,0 +1,144 @@
+"""Assignment `udl_attention`: self-attention as in "Understanding Deep Learning" (seed 002).
+
+Columns are tokens: X has shape (D, N).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.assignments.inputs import normal
+from grader.model import Assignment, Case, Exercise, Visibility
+
+PUBLIC = Visibility.PUBLIC
+HEAD_ARGS = "omega_v, omega_q, omega_k, beta_v, beta_q, beta_k"
+
+
+def single_head(D: int, N: int, scale: float = 1.0):
+    """X (D, N) and one head's parameters, in the order of the exercise's signature."""
+
+    def make(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+        X = rng.normal(size=(D, N)) * scale
+        omega_v, omega_q, omega_k = (rng.normal(size=(D, D)) for _ in range(3))
+        beta_v, beta_q, beta_k = (rng.normal(size=(D, 1)) for _ in range(3))
+        return X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k
+
+    return make
+
+
+def seed002_single_head(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """The inputs of seed 002's first part, drawn exactly as the notebook draws them."""
+    legacy = np.random.RandomState(3)
+    X = np.hstack([legacy.normal(size=(4, 1)) for _ in range(3)])
+    legacy = np.random.RandomState(0)
+    omega_q, omega_k, omega_v = (legacy.normal(size=(4, 4)) for _ in range(3))
+    beta_q, beta_k, beta_v = (legacy.normal(size=(4, 1)) for _ in range(3))
+    return X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k
+
+
+def _head_params(draw, head_dim: int, D: int) -> dict[str, np.ndarray]:
+    # The notebook draws q, k, v weights and then q, k, v biases.
+    omega_q, omega_k, omega_v = (draw(size=(head_dim, D)) for _ in range(3))
+    beta_q, beta_k, beta_v = (draw(size=(head_dim, 1)) for _ in range(3))
+    return dict(omega_v=omega_v, omega_q=omega_q, omega_k=omega_k,
+                beta_v=beta_v, beta_q=beta_q, beta_k=beta_k)
+
+
+def _multihead_args(X: np.ndarray, draw) -> tuple[np.ndarray, ...]:
+    D = X.shape[0]
+    heads = [_head_params(draw, D // 2, D) for _ in range(2)]
+    omega_c = draw(size=(D, D))
+    ordered = [heads[h][name] for h in range(2) for name in HEAD_ARGS.split(", ")]
+    return (X, *ordered, omega_c)
+
+
+def multihead(D: int, N: int):
+    """X (D, N), two heads of size D/2 and omega_c, in the signature's order."""
+
+    def make(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+        return _multihead_args(rng.normal(size=(D, N)), rng.normal)
+
+    return make
+
+
+def seed002_multihead(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """The inputs behind seed 002's "True values", drawn exactly as the notebook draws them."""
+    X = np.random.RandomState(3).normal(size=(8, 6))
+    return _multihead_args(X, np.random.RandomState(0).normal)
+
+
+softmax = Exercise(
+    name="softmax",
+    signature="(items_in)",
+    points=1,
+    summary="The softmax of a 1-D vector.",
+    cases=(
+        Case("vector", normal((3,)), seed=1, visibility=PUBLIC),
+        Case("large-values", normal((5,), scale=1000.0), seed=2,
+             note="values in the thousands overflow exp() unless the maximum is subtracted"),
+        Case("one-element", normal((1,)), seed=3),
+    ),
+)
+
+softmax_cols = Exercise(
+    name="softmax_cols",
+    signature="(data_in)",
+    points=1,
+    summary="The softmax of each column.",
+    cases=(
+        Case("matrix", normal((4, 3)), seed=11, visibility=PUBLIC),
+        Case("large-values", normal((3, 5), scale=1000.0), seed=12,
+             note="values in the thousands overflow exp() unless the maximum is subtracted"),
+        Case("one-column", normal((5, 1)), seed=13),
+    ),
+)
+
+self_attention = Exercise(
+    name="self_attention",
+    signature=f"(X, {HEAD_ARGS})",
+    points=2,
+    summary="Unscaled dot-product self-attention, output (D, N).",
+    cases=(
+        Case("seed-002", seed002_single_head, visibility=PUBLIC,
+             note="the matrix-form example of seed 002"),
+        Case("wide", single_head(6, 5), seed=21),
+        Case("one-token", single_head(4, 1), seed=22),
+    ),
+)
+
+scaled_dot_product_self_attention = Exercise(
+    name="scaled_dot_product_self_attention",
+    signature=f"(X, {HEAD_ARGS})",
+    points=2,
+    summary="Self-attention with scores divided by the square root of the query dimension.",
+    cases=(
+        Case("seed-002", seed002_single_head, visibility=PUBLIC,
+             note="the scaled example of seed 002"),
+        Case("wide", single_head(6, 5), seed=31),
+        Case("one-token", single_head(4, 1), seed=32),
+        Case("large-scores", single_head(4, 5, scale=12.0), seed=33,
+             note="large scores overflow exp() unless the maximum is subtracted"),
+    ),
+)
+
+multihead_scaled_self_attention = Exercise(
+    name="multihead_scaled_self_attention",
+    signature=("(X, omega_v1, omega_q1, omega_k1, beta_v1, beta_q1, beta_k1, "
+               "omega_v2, omega_q2, omega_k2, beta_v2, beta_q2, beta_k2, omega_c)"),
+    points=4,
+    summary="Two heads of size D/2, each scaled by sqrt(D/2), stacked and mixed by omega_c.",
+    cases=(
+        Case("seed-002", seed002_multihead, visibility=PUBLIC,
+             note='the "True values" of seed 002'),
+        Case("small", multihead(4, 3), seed=41),
+        Case("one-token", multihead(6, 1), seed=42),
+        Case("wide", multihead(6, 5), seed=43),
+    ),
+)
+
+ASSIGNMENT = Assignment(
+    name="udl_attention",
+    title="Self-attention, Understanding Deep Learning style (numpy, columns are tokens)",
+    exercises=(softmax, softmax_cols, self_attention, scaled_dot_product_self_attention,
+               multihead_scaled_self_attention),
+)

@@ -1,0 +1,296 @@
+"""The data that flows through the grader, stage by stage.
+
+submission file -> `Submission` -> `Execution` -> `CheckResult`s -> `Result` -> reports.
+Every type here is a frozen dataclass; stages build new values instead of mutating old ones.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+Inputs = tuple[Any, ...]
+"""Positional arguments for one call: arrays, ints, floats or None."""
+
+
+class Visibility(str, enum.Enum):
+    """Who may see a case's inputs and expected values."""
+
+    PUBLIC = "public"
+    HIDDEN = "hidden"
+
+
+class Status(str, enum.Enum):
+    """Outcome of an exercise, a cell or a whole submission."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    MISSING = "missing"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    OK = "ok"
+    CRASHED = "crashed"
+    SKIPPED = "skipped"
+    GRADED = "graded"
+
+
+# --------------------------------------------------------------------------- assignments
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call of an exercise on seeded inputs, compared against a stored reference."""
+
+    name: str
+    """Stable identifier, unique within its exercise (used as the reference key)."""
+    make_inputs: Callable[[np.random.Generator], Inputs]
+    """Builds the positional arguments from a seeded generator; must be deterministic."""
+    seed: int = 0
+    """Seed of the generator handed to `make_inputs`."""
+    visibility: Visibility = Visibility.HIDDEN
+    """Hidden cases never show their inputs or expected values to students."""
+    rtol: float = 1e-6
+    """Relative tolerance of the comparison."""
+    atol: float = 1e-8
+    """Absolute tolerance of the comparison."""
+    note: str = ""
+    """What the case exercises, shown to students (for example "one token")."""
+    init_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    """For class exercises: keyword arguments of the constructor."""
+
+    def inputs(self) -> Inputs:
+        """Return this case's inputs, regenerated from its seed."""
+        return self.make_inputs(np.random.default_rng(self.seed))
+
+
+@dataclass(frozen=True)
+class Misconception:
+    """A known wrong variant of an exercise, recognised by running it on the same inputs."""
+
+    id: str
+    """Stable identifier, for example "missing-scale"."""
+    message: str
+    """One sentence for the student, naming the mistake."""
+    variant: Callable[..., Any]
+    """The wrong implementation; called with a case's inputs, returns outputs like the reference."""
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One function or class that students implement."""
+
+    name: str
+    """The name students define, for example "multihead_scaled_self_attention"."""
+    signature: str
+    """The parameter list students must keep, for example "(Q, K, V, mask=None)"."""
+    points: float
+    """Points for the exercise, split equally across its cases."""
+    cases: tuple[Case, ...]
+    """The seeded calls it is checked on."""
+    kind: str = "function"
+    """"function", or "class" for an nn.Module that loads a state_dict and runs forward."""
+    summary: str = ""
+    """One line describing what the exercise computes."""
+    outputs: tuple[str, ...] = ("output",)
+    """Names of the returned values; more than one means a tuple is returned."""
+    tensors: str | None = None
+    """None for numpy; "float64" or "float32" to hand torch tensors of that dtype to the code."""
+    misconceptions: tuple[Misconception, ...] = ()
+    """Known wrong variants, tried in order when a check fails."""
+    properties: tuple[Callable[..., str | None], ...] = ()
+    """Checks run on a failing output; each returns a sentence for the student or None."""
+
+    def case(self, name: str) -> Case:
+        """Return the case called `name`."""
+        for case in self.cases:
+            if case.name == name:
+                return case
+        raise KeyError(f"{self.name} has no case {name!r}")
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """A set of exercises graded together, declared once in `grader.assignments`."""
+
+    name: str
+    """Identifier used on the command line and in notebook metadata."""
+    title: str
+    """Human title for reports."""
+    exercises: tuple[Exercise, ...]
+    """Everything students implement, in notebook order."""
+    requires: tuple[str, ...] = ()
+    """Extra modules the student's code needs preloaded (for example "torch")."""
+
+    @property
+    def max_score(self) -> float:
+        """Total points of all exercises."""
+        return float(sum(exercise.points for exercise in self.exercises))
+
+    def exercise(self, name: str) -> Exercise:
+        """Return the exercise called `name`."""
+        for exercise in self.exercises:
+            if exercise.name == name:
+                return exercise
+        raise KeyError(f"{self.name} has no exercise {name!r}")
+
+
+# --------------------------------------------------------------------------- submissions
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One top-level statement of a code cell, as the worker will run it."""
+
+    index: int
+    """Position among the top-level statements of its cell."""
+    lineno: int
+    """First line in the cell (1-based)."""
+    skip_reason: str | None = None
+    """Why it is not run (a shell escape, an unsupported magic), or None to run it."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A code cell after IPython syntax has been turned into Python."""
+
+    index: int
+    """1-based position of the cell in the notebook (a module is one cell)."""
+    source: str
+    """Python source, with magics already transformed."""
+    statements: tuple[Statement, ...]
+    """Its top-level statements; empty when `syntax_error` is set."""
+    syntax_error: str | None = None
+    """The SyntaxError that stops the cell from running at all, with its line."""
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A student's file, loaded and split into cells; nothing of it has run yet."""
+
+    path: str
+    """The file as named on the command line."""
+    kind: str
+    """"notebook" or "module"."""
+    cells: tuple[Cell, ...]
+    """Code cells in order."""
+    assignment_hint: str | None = None
+    """Assignment named in the notebook's metadata, if any."""
+    sha256: str = ""
+    """Hash of the file's bytes, to tell resubmissions apart."""
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class CellResult:
+    """What happened when one cell ran."""
+
+    index: int
+    """1-based position of the cell in the notebook."""
+    status: Status
+    """OK, ERROR, TIMEOUT, CRASHED or SKIPPED."""
+    message: str = ""
+    """What went wrong, naming the line and the exception."""
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The misconception or property that explains a wrong answer."""
+
+    id: str
+    """Stable identifier from the catalogue, for example "transposed-weights"."""
+    message: str
+    """A sentence for the student."""
+
+
+@dataclass(frozen=True)
+class ArrayView:
+    """Expected and obtained values of a public failing check, for heatmaps."""
+
+    expected: np.ndarray
+    """The reference output (2-D, at most a few dozen cells a side)."""
+    obtained: np.ndarray
+    """The student's output, same shape as `expected`."""
+    mismatched: np.ndarray
+    """Boolean mask of the cells outside tolerance."""
+    label: str = ""
+    """Which output it is, for example "weights"."""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One case of one exercise, compared."""
+
+    name: str
+    """The case's name."""
+    visibility: Visibility
+    """Hidden checks never carry inputs or expected values."""
+    passed: bool
+    """Whether the output matched within tolerance."""
+    score: float
+    """Points earned by this check."""
+    max_score: float
+    """Points available for this check."""
+    status: Status = Status.PASSED
+    """PASSED, FAILED, MISSING, ERROR or TIMEOUT."""
+    message: str = ""
+    """Why it failed, in the style of pytest's approx."""
+    diagnosis: Diagnosis | None = None
+    """The misconception recognised in the output, if any."""
+    views: tuple[ArrayView, ...] = ()
+    """Arrays to draw, for public failing checks only."""
+    note: str = ""
+    """What the case exercises."""
+
+
+@dataclass(frozen=True)
+class ExerciseResult:
+    """All checks of one exercise."""
+
+    name: str
+    """The exercise's name."""
+    status: Status
+    """PASSED, FAILED, MISSING, ERROR or TIMEOUT."""
+    score: float
+    """Points earned."""
+    max_score: float
+    """Points available."""
+    checks: tuple[CheckResult, ...]
+    """One per case."""
+
+
+@dataclass(frozen=True)
+class Result:
+    """The graded submission; reports are pure functions of it."""
+
+    assignment: str
+    """The assignment's name."""
+    submission: str
+    """The file as named on the command line."""
+    status: Status
+    """GRADED, or ERROR when the file could not be graded at all."""
+    score: float
+    """Points earned."""
+    max_score: float
+    """Points available."""
+    duration_s: float
+    """Wall time of grading."""
+    error: str | None = None
+    """Why it could not be graded, naming the file and the fix."""
+    cells: tuple[CellResult, ...] = ()
+    """Cells that did not simply run (errors, timeouts, crashes, skipped magics)."""
+    exercises: tuple[ExerciseResult, ...] = ()
+    """One per exercise of the assignment."""
+    isolation: str = ""
+    """How strongly the student's code was isolated."""
+    output: str = ""
+    """What the student's code printed, capped."""
+    public_only: bool = False
+    """True for a self-check, which runs the public cases only."""
+    sha256: str = ""
+    """Hash of the submitted file."""

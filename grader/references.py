@@ -1,0 +1,185 @@
+"""Reference outputs: computed from `solutions/`, stored with the hash of the code that made them.
+
+Two files per assignment:
+- hidden: `solutions/references/<name>.npz`, every case; it stays with the instructor's solutions.
+- public: `grader/references/<name>.npz`, public cases only; it ships in the package for `check()`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+from grader.errors import ReferencesError
+from grader.model import Assignment, Visibility
+from grader.sandbox.calling import invoke
+
+SCHEMA = "grader.references/1"
+PACKAGE_DIR = Path(__file__).resolve().parent
+ENV_SOLUTIONS = "GRADER_SOLUTIONS"
+ENV_REFERENCES = "GRADER_REFERENCES"
+
+Outputs = tuple[np.ndarray, ...]
+
+
+@dataclass(frozen=True)
+class References:
+    """Stored outputs of one assignment's solutions."""
+
+    assignment: str
+    """The assignment's name."""
+    solution_sha256: str
+    """Hash of the solution file the outputs were computed from."""
+    outputs: Mapping[tuple[str, str], Outputs]
+    """(exercise, case) -> the solution's outputs, always a tuple of float64 arrays."""
+    path: Path
+    """Where they were read from."""
+
+    def get(self, exercise: str, case: str) -> Outputs:
+        """The outputs of one case; ReferencesError when they were never built."""
+        try:
+            return self.outputs[(exercise, case)]
+        except KeyError:
+            raise ReferencesError(
+                f"{self.path}: no reference for {exercise}/{case}; "
+                f"run `grade references build {self.assignment}`") from None
+
+
+def solutions_dir() -> Path:
+    """Folder of the reference solutions (`$GRADER_SOLUTIONS`, else the project's `solutions/`)."""
+    return Path(os.environ.get(ENV_SOLUTIONS) or PACKAGE_DIR.parent / "solutions")
+
+
+def hidden_path(name: str) -> Path:
+    """File of all references of an assignment (`$GRADER_REFERENCES` overrides its folder)."""
+    folder = os.environ.get(ENV_REFERENCES) or solutions_dir() / "references"
+    return Path(folder) / f"{name}.npz"
+
+
+def public_path(name: str) -> Path:
+    """File of the public references, shipped inside the package."""
+    return PACKAGE_DIR / "references" / f"{name}.npz"
+
+
+def solution_file(name: str) -> Path:
+    """The reference solution module of an assignment."""
+    return solutions_dir() / f"{name}.py"
+
+
+def file_sha256(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def load_solution(name: str) -> ModuleType:
+    """Import `solutions/<name>.py` (instructor code, trusted) as a fresh module."""
+    path = solution_file(name)
+    if not path.is_file():
+        raise ReferencesError(f"{path}: no solution file; write it, or set {ENV_SOLUTIONS}")
+    spec = importlib.util.spec_from_file_location(f"solution_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def as_outputs(value: object, count: int) -> Outputs:
+    """Normalise a solution's return value to a tuple of `count` float64 arrays."""
+    items = value if count > 1 else (value,)
+    return tuple(np.asarray(item, dtype=np.float64) for item in items)  # type: ignore[union-attr]
+
+
+def compute(assignment: Assignment, module: ModuleType) -> dict[tuple[str, str], Outputs]:
+    """Run the solutions on every case's inputs."""
+    outputs: dict[tuple[str, str], Outputs] = {}
+    for exercise in assignment.exercises:
+        target = getattr(module, exercise.name)
+        for case in exercise.cases:
+            value = invoke(target, exercise.kind, case.inputs(), case.init_kwargs,
+                           exercise.tensors)
+            outputs[(exercise.name, case.name)] = as_outputs(value, len(exercise.outputs))
+    return outputs
+
+
+def _write(path: Path, assignment: Assignment, sha: str,
+           outputs: Mapping[tuple[str, str], Outputs]) -> None:
+    arrays = {f"{ex}/{case}/{i}": array
+              for (ex, case), values in outputs.items() for i, array in enumerate(values)}
+    meta = {"schema": SCHEMA, "assignment": assignment.name, "solution_sha256": sha,
+            "numpy": np.__version__}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, __meta__=np.array(json.dumps(meta)), **arrays)
+
+
+def build(assignment: Assignment) -> tuple[Path, Path]:
+    """Recompute and store the hidden and public references; return both paths."""
+    sha = file_sha256(solution_file(assignment.name))
+    outputs = compute(assignment, load_solution(assignment.name))
+    public = {key: value for key, value in outputs.items()
+              if assignment.exercise(key[0]).case(key[1]).visibility is Visibility.PUBLIC}
+    hidden, shipped = hidden_path(assignment.name), public_path(assignment.name)
+    _write(hidden, assignment, sha, outputs)
+    _write(shipped, assignment, sha, public)
+    return hidden, shipped
+
+
+def read(path: Path, name: str) -> References:
+    """Load a references file written by `build`."""
+    if not path.is_file():
+        raise ReferencesError(f"{path}: no references for {name}; "
+                              f"run `grade references build {name}`")
+    with np.load(path, allow_pickle=False) as data:
+        meta = json.loads(str(data["__meta__"]))
+        outputs: dict[tuple[str, str], list[np.ndarray]] = {}
+        for key in data.files:
+            if key == "__meta__":
+                continue
+            exercise, case, index = key.split("/")
+            outputs.setdefault((exercise, case), []).append((int(index), data[key]))  # type: ignore[arg-type]
+    if meta.get("schema") != SCHEMA or meta.get("assignment") != name:
+        raise ReferencesError(f"{path}: not a references file for {name}; rebuild it")
+    ordered = {key: tuple(array for _, array in sorted(values))  # type: ignore[misc]
+               for key, values in outputs.items()}
+    return References(name, meta["solution_sha256"], ordered, path)
+
+
+def load(assignment: Assignment, public_only: bool = False) -> References:
+    """The stored references of an assignment: all of them, or the shipped public ones."""
+    path = public_path(assignment.name) if public_only else hidden_path(assignment.name)
+    return read(path, assignment.name)
+
+
+def verify(assignment: Assignment) -> list[str]:
+    """What no longer agrees between the stored references and `solutions/`; empty when all do."""
+    problems = []
+    sha = file_sha256(solution_file(assignment.name))
+    fresh = compute(assignment, load_solution(assignment.name))
+    for path, public_only in ((hidden_path(assignment.name), False),
+                              (public_path(assignment.name), True)):
+        try:
+            stored = read(path, assignment.name)
+        except ReferencesError as exc:
+            problems.append(str(exc))
+            continue
+        if stored.solution_sha256 != sha:
+            problems.append(f"{path}: built from another version of {solution_file(assignment.name)}"
+                            f"; run `grade references build {assignment.name}`")
+        for (exercise, case), outputs in fresh.items():
+            if public_only and assignment.exercise(exercise).case(case).visibility.value != "public":
+                continue
+            spec = assignment.exercise(exercise).case(case)
+            old = stored.outputs.get((exercise, case))
+            if old is None or len(old) != len(outputs) or not all(
+                    a.shape == b.shape and np.allclose(a, b, rtol=spec.rtol, atol=spec.atol)
+                    for a, b in zip(old, outputs)):
+                problems.append(f"{path}: {exercise}/{case} differs from what the solution "
+                                f"computes; run `grade references build {assignment.name}`")
+    return problems

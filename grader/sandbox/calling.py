@@ -1,0 +1,66 @@
+"""Calling an exercise on a case's inputs, the same way for references and for students.
+
+This module is imported inside the worker, so it must not import anything that could hold
+reference data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+MAX_ITEMS = 64
+MAX_DEPTH = 4
+
+
+def _is_tensor(value: Any) -> bool:
+    return type(value).__module__.startswith("torch") and hasattr(value, "detach")
+
+
+def to_tensors(value: Any, dtype: str) -> Any:
+    """Turn arrays (also inside tuples, lists and dicts) into torch tensors of `dtype`."""
+    import torch
+
+    if isinstance(value, np.ndarray):
+        return torch.tensor(value, dtype=getattr(torch, dtype))
+    if isinstance(value, (tuple, list)):
+        return type(value)(to_tensors(item, dtype) for item in value)
+    if isinstance(value, Mapping):
+        return {key: to_tensors(item, dtype) for key, item in value.items()}
+    return value
+
+
+def plain(value: Any, depth: int = 0) -> Any:
+    """Reduce a returned value to plain numbers: tensors and array subclasses become ndarrays.
+
+    Whatever cannot be reduced is returned as it is, and the protocol names its type.
+    """
+    if depth > MAX_DEPTH:
+        return value
+    if type(value) in (tuple, list):
+        return type(value)(plain(item, depth + 1) for item in value[:MAX_ITEMS])
+    if _is_tensor(value):
+        return np.array(value.detach().cpu().numpy(), subok=False)
+    if isinstance(value, np.ndarray):
+        return np.array(value, subok=False)
+    return value
+
+
+def invoke(target: Any, kind: str, inputs: tuple[Any, ...], init_kwargs: Mapping[str, Any],
+           tensors: str | None) -> Any:
+    """Call a function, or build a module, load a state_dict and run forward; return plain data."""
+    args = [np.array(item) if isinstance(item, np.ndarray) else item for item in inputs]
+    if tensors:
+        args = [to_tensors(item, tensors) for item in args]
+    if kind == "class":
+        import torch
+
+        state, *forward_args = args
+        module = target(**init_kwargs)
+        module.load_state_dict(state)
+        module.eval()
+        with torch.no_grad():
+            return plain(module(*forward_args))
+    return plain(target(*args))

@@ -1,0 +1,152 @@
+"""Messages between the grader and its worker: JSON headers plus raw .npy arrays, never pickles.
+
+A frame is a 4-byte big-endian length, a UTF-8 JSON header, then the arrays the header lists,
+each as the bytes of an .npy file written with `allow_pickle=False`. Decoding refuses object
+arrays, subclasses cannot survive the trip, and every size is capped before it is read.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import struct
+from typing import Any, BinaryIO
+
+import numpy as np
+
+LENGTH = struct.Struct("!I")
+MAX_HEADER = 1 << 20
+NUMERIC_KINDS = "biufc"
+
+
+class ProtocolError(Exception):
+    """A frame that is malformed, too large, or carries something other than numeric data."""
+
+
+def encode(value: Any, arrays: list[np.ndarray]) -> Any:
+    """Turn a value into JSON, moving numeric arrays into `arrays`.
+
+    Anything that is not numeric data becomes {"$u": type name}, so the receiver can say what
+    was returned instead of trusting the object.
+    """
+    if value is None or type(value) in (bool, int, float, str):
+        if type(value) is float and not np.isfinite(value):
+            arrays.append(np.array(value))
+            return {"$a": len(arrays) - 1}
+        return value
+    if type(value) is tuple:
+        return {"$t": [encode(item, arrays) for item in value]}
+    if type(value) is list:
+        return {"$l": [encode(item, arrays) for item in value]}
+    if type(value) is dict and all(type(key) is str for key in value):
+        return {"$d": {key: encode(item, arrays) for key, item in value.items()}}
+    if type(value) is np.ndarray or isinstance(value, np.generic):
+        array = np.asarray(value)
+        if array.dtype.kind not in NUMERIC_KINDS:
+            return {"$u": f"numpy array of dtype {array.dtype}"}
+        arrays.append(np.ascontiguousarray(array))
+        return {"$a": len(arrays) - 1}
+    return {"$u": f"{type(value).__module__}.{type(value).__qualname__}"}
+
+
+def decode(tree: Any, arrays: list[np.ndarray]) -> Any:
+    """Rebuild a value encoded by `encode`; unsupported objects become `Unsupported`."""
+    if tree is None or isinstance(tree, (bool, int, float, str)):
+        return tree
+    if isinstance(tree, list):
+        raise ProtocolError("bare list in a message")
+    if not isinstance(tree, dict) or len(tree) != 1:
+        raise ProtocolError("malformed value in a message")
+    (tag, body), = tree.items()
+    if tag == "$a":
+        if not isinstance(body, int) or not 0 <= body < len(arrays):
+            raise ProtocolError("array reference out of range")
+        return arrays[body]
+    if tag in ("$t", "$l"):
+        if not isinstance(body, list):
+            raise ProtocolError("malformed sequence in a message")
+        items = [decode(item, arrays) for item in body]
+        return tuple(items) if tag == "$t" else items
+    if tag == "$d":
+        if not isinstance(body, dict):
+            raise ProtocolError("malformed mapping in a message")
+        return {str(key): decode(item, arrays) for key, item in body.items()}
+    if tag == "$u":
+        return Unsupported(str(body)[:200])
+    raise ProtocolError(f"unknown tag {tag!r} in a message")
+
+
+class Unsupported:
+    """Stands for a returned object that is not numeric data; only its type name crosses."""
+
+    def __init__(self, type_name: str) -> None:
+        self.type_name = type_name
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name}>"
+
+
+def _array_bytes(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def pack(header: dict[str, Any], value: Any = None) -> bytes:
+    """Serialise a header and an optional value into one frame."""
+    arrays: list[np.ndarray] = []
+    body = dict(header, value=encode(value, arrays))
+    blobs = [_array_bytes(array) for array in arrays]
+    body["blobs"] = [len(blob) for blob in blobs]
+    head = json.dumps(body, allow_nan=False).encode()
+    return LENGTH.pack(len(head)) + head + b"".join(blobs)
+
+
+def _read_exactly(stream: BinaryIO, size: int) -> bytes:
+    chunks = []
+    while size:
+        chunk = stream.read(size)
+        if not chunk:
+            raise EOFError("the other side closed the channel")
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def unpack(stream: BinaryIO, max_bytes: int) -> tuple[dict[str, Any], Any]:
+    """Read one frame; return its header and decoded value. Raises ProtocolError or EOFError."""
+    (size,) = LENGTH.unpack(_read_exactly(stream, LENGTH.size))
+    if size > MAX_HEADER:
+        raise ProtocolError(f"header of {size} bytes is over the {MAX_HEADER} byte limit")
+    try:
+        header = json.loads(_read_exactly(stream, size))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ProtocolError(f"header is not JSON: {exc}") from None
+    if not isinstance(header, dict):
+        raise ProtocolError("header is not an object")
+    sizes = header.pop("blobs", [])
+    if not isinstance(sizes, list) or not all(isinstance(s, int) and s >= 0 for s in sizes):
+        raise ProtocolError("malformed blob sizes")
+    if sum(sizes) > max_bytes:
+        raise ProtocolError(f"{sum(sizes)} bytes of arrays are over the {max_bytes} byte limit")
+    arrays = [_read_array(_read_exactly(stream, s)) for s in sizes]
+    return header, decode(header.pop("value", None), arrays)
+
+
+def _read_array(blob: bytes) -> np.ndarray:
+    try:
+        array = np.lib.format.read_array(io.BytesIO(blob), allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise ProtocolError(f"array is not valid .npy data: {exc}") from None
+    if array.dtype.kind not in NUMERIC_KINDS:
+        raise ProtocolError(f"array of dtype {array.dtype} is not numeric")
+    return array
+
+
+def send(fd: int, header: dict[str, Any], value: Any = None) -> None:
+    """Write one frame to a file descriptor."""
+    data = memoryview(pack(header, value))
+    while data:
+        written = os.write(fd, data)
+        data = data[written:]

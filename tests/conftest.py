@@ -1,0 +1,40 @@
+"""Shared fixtures: reference solutions as modules, and a factory for submissions in tmp_path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from grader import references
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def solution():
+    """Import `solutions/<name>.py` by assignment name."""
+    return references.load_solution
+
+
+@pytest.fixture
+def make_submission(tmp_path):
+    """Write a notebook (list of cell sources) or a module (a string) and return its path."""
+
+    def make(cells: list[str] | str, name: str = "alice", metadata: dict | None = None) -> Path:
+        if isinstance(cells, str):
+            path = tmp_path / f"{name}.py"
+            path.write_text(cells)
+            return path
+        path = tmp_path / f"{name}.ipynb"
+        notebook = {
+            "nbformat": 4, "nbformat_minor": 5, "metadata": metadata or {},
+            "cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "outputs": [],
+                       "execution_count": None, "source": source}
+                      for i, source in enumerate(cells)],
+        }
+        path.write_text(json.dumps(notebook))
+        return path
+
+    return make

@@ -1,0 +1,110 @@
+"""Stored references agree with solutions/, keep hidden cases out of the package, and cover edges."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+from grader import references, registry
+from grader.errors import ReferencesError
+from grader.model import Visibility
+
+NAMES = ["attention_basics", "udl_attention", "torch_attention"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_stored_references_match_the_solutions(name):
+    assert references.verify(registry.get(name)) == []
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_hidden_file_has_every_case_and_public_file_only_public_ones(name):
+    assignment = registry.get(name)
+    hidden = references.load(assignment)
+    public = references.load(assignment, public_only=True)
+    every = {(e.name, c.name) for e in assignment.exercises for c in e.cases}
+    shown = {(e.name, c.name) for e in assignment.exercises for c in e.cases
+             if c.visibility is Visibility.PUBLIC}
+    assert set(hidden.outputs) == every
+    assert set(public.outputs) == shown
+    assert 0 < len(shown) < len(every)
+    assert hidden.solution_sha256 == references.file_sha256(references.solution_file(name))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_exercise_has_public_and_hidden_cases(name):
+    for exercise in registry.get(name).exercises:
+        kinds = {case.visibility for case in exercise.cases}
+        assert kinds == {Visibility.PUBLIC, Visibility.HIDDEN}, exercise.name
+
+
+def test_a_changed_solution_is_caught(tmp_path, monkeypatch):
+    shutil.copytree(references.solutions_dir(), tmp_path / "solutions")
+    monkeypatch.setenv(references.ENV_SOLUTIONS, str(tmp_path / "solutions"))
+    path = tmp_path / "solutions" / "udl_attention.py"
+    # A solution that forgets to scale: its outputs and its hash both change.
+    path.write_text(path.read_text().replace("np.sqrt(omega_q.shape[0])", "1.0"))
+    problems = references.verify(registry.get("udl_attention"))
+    assert any("built from another version" in p for p in problems)
+    assert any("scaled_dot_product_self_attention/wide differs" in p for p in problems)
+    assert not any("softmax/vector differs" in p for p in problems)
+
+
+def test_rebuilding_makes_them_agree_again(tmp_path, monkeypatch):
+    shutil.copytree(references.solutions_dir(), tmp_path / "solutions")
+    monkeypatch.setenv(references.ENV_SOLUTIONS, str(tmp_path / "solutions"))
+    monkeypatch.setattr(references, "PACKAGE_DIR", tmp_path / "pkg")
+    assignment = registry.get("attention_basics")
+    hidden, public = references.build(assignment)
+    assert hidden.parent == tmp_path / "solutions" / "references"
+    assert public.parent == tmp_path / "pkg" / "references"
+    assert references.verify(assignment) == []
+
+
+def test_missing_reference_file_names_the_fix(tmp_path, monkeypatch):
+    monkeypatch.setenv(references.ENV_REFERENCES, str(tmp_path))
+    with pytest.raises(ReferencesError, match="run `grade references build udl_attention`"):
+        references.load(registry.get("udl_attention"))
+
+
+def naive_softmax(x, axis=-1):
+    e = np.exp(x)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("name, exercise, case, axis", [
+    ("attention_basics", "softmax", "large-values", -1),
+    ("udl_attention", "softmax", "large-values", -1),
+    ("udl_attention", "softmax_cols", "large-values", 0),
+])
+def test_large_cases_overflow_a_softmax_that_does_not_subtract_the_maximum(name, exercise, case,
+                                                                         axis):
+    (x,) = registry.get(name).exercise(exercise).case(case).inputs()
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert not np.all(np.isfinite(naive_softmax(x, axis)))
+
+
+def test_large_score_cases_overflow_too():
+    Q, K, _ = registry.get("attention_basics").exercise(
+        "scaled_dot_product_attention").case("large-scores").inputs()
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert not np.all(np.isfinite(naive_softmax(Q @ K.T / np.sqrt(Q.shape[1]))))
+
+
+def test_edge_cases_are_there():
+    basics = registry.get("attention_basics")
+    Q, K, V = basics.exercise("scaled_dot_product_attention").case("d_k-differs-from-d_v").inputs()
+    assert Q.shape[1] == K.shape[1] != V.shape[1]
+    X, *_ = basics.exercise("causal_self_attention").case("one-token").inputs()
+    assert X.shape[0] == 1
+    X, *_ = registry.get("udl_attention").exercise(
+        "multihead_scaled_self_attention").case("one-token").inputs()
+    assert X.shape[1] == 1
+
+
+def test_inputs_are_deterministic():
+    case = registry.get("udl_attention").exercise("self_attention").case("wide")
+    for a, b in zip(case.inputs(), case.inputs()):
+        np.testing.assert_array_equal(a, b)

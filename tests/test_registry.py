@@ -1,0 +1,93 @@
+"""The registry: the three course assignments, instructor folders, and clear errors for bad specs."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader import registry
+from grader.errors import SpecError, UsageError
+from grader.model import Assignment, Case, Exercise
+
+
+@pytest.fixture(autouse=True)
+def fresh_registry():
+    registry.assignments.cache_clear()
+    yield
+    registry.assignments.cache_clear()
+
+
+def test_the_three_assignments_with_their_fixed_functions():
+    known = registry.assignments()
+    assert sorted(known) == ["attention_basics", "torch_attention", "udl_attention"]
+    assert [e.name for e in known["attention_basics"].exercises] == [
+        "softmax", "qkv_projections", "scaled_dot_product_attention", "causal_mask",
+        "causal_self_attention"]
+    assert known["attention_basics"].exercise("scaled_dot_product_attention").signature == \
+        "(Q, K, V, mask=None)"
+    assert [e.name for e in known["udl_attention"].exercises] == [
+        "softmax", "softmax_cols", "self_attention", "scaled_dot_product_self_attention",
+        "multihead_scaled_self_attention"]
+    torch_block = known["torch_attention"].exercise("SimpleEncoderBlock")
+    assert torch_block.kind == "class"
+    assert known["torch_attention"].requires == ("torch",)
+    assert known["udl_attention"].max_score == 10.0
+
+
+def test_unknown_assignment_lists_the_known_ones():
+    with pytest.raises(UsageError, match="unknown assignment 'nope'; known: attention_basics"):
+        registry.get("nope")
+
+
+DECLARATION = '''
+from grader.assignments.inputs import normal
+from grader.model import Assignment, Case, Exercise, Visibility
+ASSIGNMENT = Assignment(name="relu_unit", title="ReLU", exercises=(
+    Exercise(name="relu", signature="(x)", points=1,
+             cases=(Case("v", normal((4,)), visibility=Visibility.PUBLIC), Case("w", normal((2, 3))))),
+))
+'''
+
+
+def test_an_instructor_folder_adds_an_assignment(tmp_path, monkeypatch):
+    (tmp_path / "relu_unit.py").write_text(DECLARATION)
+    monkeypatch.setenv(registry.ENV_FOLDERS, str(tmp_path))
+    assert registry.get("relu_unit").exercise("relu").points == 1
+
+
+def test_a_declaration_without_assignment_is_named(tmp_path, monkeypatch):
+    (tmp_path / "empty.py").write_text("X = 1\n")
+    monkeypatch.setenv(registry.ENV_FOLDERS, str(tmp_path))
+    with pytest.raises(SpecError, match=r"empty\.py: defines no ASSIGNMENT"):
+        registry.assignments()
+
+
+def test_a_broken_declaration_is_named(tmp_path, monkeypatch):
+    (tmp_path / "broken.py").write_text("import nothing_of_that_name\n")
+    monkeypatch.setenv(registry.ENV_FOLDERS, str(tmp_path))
+    with pytest.raises(SpecError, match=r"broken\.py: importing the declaration failed"):
+        registry.assignments()
+
+
+def _exercise(**changes):
+    fields = dict(name="f", signature="(x)", points=1.0,
+                  cases=(Case("a", lambda rng: (1,)), Case("b", lambda rng: (2,))))
+    fields.update(changes)
+    return Exercise(**fields)
+
+
+@pytest.mark.parametrize("exercise, message", [
+    (_exercise(cases=(Case("a", lambda rng: (1,)), Case("a", lambda rng: (2,)))), "distinct names"),
+    (_exercise(points=0), "positive number of points"),
+    (_exercise(kind="method"), "use 'function' or 'class'"),
+    (_exercise(signature="(x,,)"), "invalid signature"),
+])
+def test_validation_names_the_problem(exercise, message):
+    with pytest.raises(SpecError, match=message):
+        registry.validate(Assignment("a", "A", (exercise,)), "decl.py")
+
+
+def test_duplicate_assignment_names_are_refused(tmp_path, monkeypatch):
+    (tmp_path / "again.py").write_text(DECLARATION.replace("relu_unit", "udl_attention"))
+    monkeypatch.setenv(registry.ENV_FOLDERS, str(tmp_path))
+    with pytest.raises(SpecError, match="'udl_attention' is already declared"):
+        registry.assignments()
