@@ -21,7 +21,8 @@ def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"{assignment.name}  ({assignment.max_score:g} points)  {assignment.title}\n")
         for exercise in assignment.exercises:
             public = sum(case.visibility.value == "public" for case in exercise.cases)
-            out.write(f"  {exercise.name}{exercise.signature}  {exercise.points:g} pt{'s' if exercise.points != 1 else ''}, "
+            unit = "pt" if exercise.points == 1 else "pts"
+            out.write(f"  {exercise.name}{exercise.signature}  {exercise.points:g} {unit}, "
                       f"{len(exercise.cases)} cases ({public} public)\n")
     return 0
 

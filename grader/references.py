@@ -160,8 +160,10 @@ def load(assignment: Assignment, public_only: bool = False) -> References:
 def verify(assignment: Assignment) -> list[str]:
     """What no longer agrees between the stored references and `solutions/`; empty when all do."""
     problems = []
-    sha = file_sha256(solution_file(assignment.name))
+    solution = solution_file(assignment.name)
+    sha = file_sha256(solution)
     fresh = compute(assignment, load_solution(assignment.name))
+    rebuild = f"run `grade references build {assignment.name}`"
     for path, public_only in ((hidden_path(assignment.name), False),
                               (public_path(assignment.name), True)):
         try:
@@ -170,16 +172,15 @@ def verify(assignment: Assignment) -> list[str]:
             problems.append(str(exc))
             continue
         if stored.solution_sha256 != sha:
-            problems.append(f"{path}: built from another version of {solution_file(assignment.name)}"
-                            f"; run `grade references build {assignment.name}`")
+            problems.append(f"{path}: built from another version of {solution}; {rebuild}")
         for (exercise, case), outputs in fresh.items():
-            if public_only and assignment.exercise(exercise).case(case).visibility.value != "public":
-                continue
             spec = assignment.exercise(exercise).case(case)
+            if public_only and spec.visibility is not Visibility.PUBLIC:
+                continue
             old = stored.outputs.get((exercise, case))
             if old is None or len(old) != len(outputs) or not all(
                     a.shape == b.shape and np.allclose(a, b, rtol=spec.rtol, atol=spec.atol)
-                    for a, b in zip(old, outputs)):
+                    for a, b in zip(old, outputs, strict=True)):
                 problems.append(f"{path}: {exercise}/{case} differs from what the solution "
-                                f"computes; run `grade references build {assignment.name}`")
+                                f"computes; {rebuild}")
     return problems

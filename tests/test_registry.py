@@ -1,4 +1,4 @@
-"""The registry: the three course assignments, instructor folders, and clear errors for bad specs."""
+"""The registry: the course assignments, instructor folders, and clear errors for bad specs."""
 
 from __future__ import annotations
 
@@ -43,7 +43,8 @@ from grader.assignments.inputs import normal
 from grader.model import Assignment, Case, Exercise, Visibility
 ASSIGNMENT = Assignment(name="relu_unit", title="ReLU", exercises=(
     Exercise(name="relu", signature="(x)", points=1,
-             cases=(Case("v", normal((4,)), visibility=Visibility.PUBLIC), Case("w", normal((2, 3))))),
+             cases=(Case("v", normal((4,)), visibility=Visibility.PUBLIC),
+                    Case("w", normal((2, 3))))),
 ))
 '''
 
