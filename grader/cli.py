@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
-from grader import registry
+from grader import grading, registry
 from grader.errors import GraderError, UsageError
+from grader.grading import Options
+from grader.model import Result, Status
+from grader.report import json as json_report
+from grader.report import terminal
+from grader.sandbox.session import Limits
+
+SUBMISSION_SUFFIXES = (".ipynb", ".py")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -47,6 +56,102 @@ def _cmd_references(args: argparse.Namespace, out: TextIO) -> int:
     return 1 if failed else 0
 
 
+def expand(paths: Sequence[str]) -> list[Path]:
+    """Submission files named on the command line; a folder stands for the files inside it."""
+    found: list[Path] = []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            found.extend(sorted(
+                p for p in path.rglob("*") if p.suffix in SUBMISSION_SUFFIXES and p.is_file()
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)))
+        elif path.exists() or path.suffix in SUBMISSION_SUFFIXES:
+            found.append(path)
+        else:
+            raise UsageError(f"{name}: no such file or folder")
+    if not found:
+        raise UsageError(f"no .ipynb or .py submissions in {', '.join(paths)}")
+    return found
+
+
+def _options(args: argparse.Namespace, public_only: bool) -> Options:
+    limits = Limits(cell_timeout=args.timeout, call_timeout=args.call_timeout,
+                    memory_mb=args.memory_mb)
+    return Options(limits=limits, on_error=args.on_error, engine=args.engine,
+                   public_only=public_only)
+
+
+def _grade_all(args: argparse.Namespace, out: TextIO, public_only: bool) -> list[Result]:
+    paths = expand(args.submissions)
+    plan = [(path, grading.infer_assignment(path, args.assignment)) for path in paths]
+    unknown = [str(path) for path, name in plan if name is None]
+    if unknown:
+        raise UsageError(f"cannot tell the assignment of {', '.join(unknown)}: the notebook "
+                         "metadata does not name one and neither does the file name; "
+                         "pass --assignment NAME")
+    options = _options(args, public_only)
+    color = out.isatty() if hasattr(out, "isatty") else False
+    results = []
+    for path, name in plan:
+        result = grading.grade(path, registry.get(str(name)), options)
+        results.append(result)
+        out.write(terminal.render(result, color=color, verbose=args.verbose))
+    _write_outputs(args, results)
+    return results
+
+
+def _write_outputs(args: argparse.Namespace, results: list[Result]) -> None:
+    if args.json:
+        data = (json_report.to_dict(results[0]) if len(results) == 1 else
+                {"schema": "grader.results/1", "results": [json_report.to_dict(r)
+                                                           for r in results]})
+        _write(args.json, json.dumps(data, indent=2))
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot be written ({exc.strerror}); "
+                         "choose another path") from None
+
+
+def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    results = _grade_all(args, out, public_only=False)
+    failed = [r for r in results if r.status is Status.ERROR
+              or (args.fail_under is not None and r.score < args.fail_under)]
+    return 1 if failed else 0
+
+
+def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
+    results = _grade_all(args, out, public_only=True)
+    ok = all(r.status is Status.GRADED and r.score == r.max_score for r in results)
+    return 0 if ok else 1
+
+
+def _add_grading_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("submissions", nargs="+", metavar="SUBMISSION",
+                        help="a .ipynb or .py file, or a folder of them")
+    parser.add_argument("--assignment", help="assignment name (default: from the notebook's "
+                        "metadata or the file name)")
+    parser.add_argument("--json", metavar="PATH", help="write the JSON result here")
+    parser.add_argument("--timeout", type=float, default=Limits.cell_timeout, metavar="S",
+                        help="seconds per top-level statement of a cell (default %(default)s)")
+    parser.add_argument("--call-timeout", type=float, default=Limits.call_timeout,
+                        metavar="S", help="seconds per call of an exercise "
+                        "(default %(default)s)")
+    parser.add_argument("--memory-mb", type=int, default=Limits.memory_mb, metavar="MB",
+                        help="address space of the student's processes (default %(default)s)")
+    parser.add_argument("--on-error", choices=grading.ON_ERROR, default="statement",
+                        help="after a failing statement: go on with the next statement "
+                        "(default), skip the rest of the cell, or stop like Jupyter's Run All")
+    parser.add_argument("--engine", choices=grading.ENGINES, default="fast",
+                        help="fast: fork server (default); kernel: a real Jupyter kernel")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="show every failing check, not one line per distinct problem")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `grade`."""
     parser = _Parser(prog="grade", description="Grade attention-mechanism exercises.")
@@ -54,6 +159,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = commands.add_parser("list", help="show the assignments, their functions and points")
     listing.set_defaults(handler=_cmd_list)
+
+    run = commands.add_parser("run", help="grade submissions against the hidden references")
+    _add_grading_options(run)
+    run.add_argument("--fail-under", type=float, metavar="SCORE",
+                     help="exit 1 when a submission scores below SCORE")
+    run.set_defaults(handler=_cmd_run)
+
+    check = commands.add_parser("check", help="run the public cases only, as a student would "
+                                "before handing in (exit 1 unless all pass)")
+    _add_grading_options(check)
+    check.set_defaults(handler=_cmd_check)
 
     refs = commands.add_parser("references", help="rebuild or verify the stored reference outputs")
     refs.add_argument("action", choices=["build", "verify"])

@@ -144,9 +144,13 @@ def _read_array(blob: bytes) -> np.ndarray:
     return array
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte to a file descriptor."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def send(fd: int, header: dict[str, Any], value: Any = None) -> None:
     """Write one frame to a file descriptor."""
-    data = memoryview(pack(header, value))
-    while data:
-        written = os.write(fd, data)
-        data = data[written:]
+    write_all(fd, pack(header, value))

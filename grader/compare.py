@@ -1,0 +1,166 @@
+"""Comparing what a student's code returned with the reference, in pytest-approx style.
+
+Pure functions of arrays: no file system, no processes. The order of the checks is the order
+in which a student should fix things: the type, then the shape, then NaN and inf, then values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from grader.model import ArrayView
+from grader.sandbox.protocol import Unsupported
+
+MAX_VIEW_SIDE = 40
+TABLE_ROWS = 5
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Outcome of comparing one returned value with its reference outputs."""
+
+    passed: bool
+    """Every output matched within tolerance."""
+    message: str
+    """Empty when passed; otherwise what is wrong, first problem first."""
+    obtained: tuple[np.ndarray, ...] | None = None
+    """The returned outputs as float arrays, when they could be converted."""
+    views: tuple[ArrayView, ...] = ()
+    """Expected and obtained side by side, for outputs that can be drawn."""
+
+
+def describe_type(value: Any) -> str:
+    """A short name for what was returned: "a str", "a tuple of 3 values", "None"."""
+    if value is None:
+        return "None"
+    if isinstance(value, Unsupported):
+        return f"a {value.type_name}"
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)} values"
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape}"
+    return f"a {type(value).__name__}"
+
+
+def as_float_array(value: Any) -> tuple[np.ndarray | None, str]:
+    """Convert a returned value to a float array, or say why it cannot be."""
+    if value is None or isinstance(value, (Unsupported, dict, str)):
+        return None, f"returned {describe_type(value)}, which is not an array of numbers"
+    try:
+        array = np.asarray(value)
+        if array.dtype.kind == "c":
+            return None, "returned complex numbers; expected real ones"
+        return array.astype(np.float64), ""
+    except (ValueError, TypeError):
+        return None, (f"returned {describe_type(value)} that does not convert to an array of "
+                      "numbers (are the parts of different shapes?)")
+
+
+def split_outputs(value: Any, names: tuple[str, ...]) -> tuple[list[Any] | None, str]:
+    """Split a return value into one item per expected output."""
+    if len(names) == 1:
+        return [value], ""
+    if isinstance(value, (tuple, list)) and len(value) == len(names):
+        return list(value), ""
+    wanted = f"a tuple of {len(names)} values ({', '.join(names)})"
+    return None, f"returned {describe_type(value)}; expected {wanted}"
+
+
+def shape_problem(obtained: np.ndarray, expected: np.ndarray) -> str:
+    """Why two shapes differ, with a hint when the difference is a familiar one."""
+    message = f"shape {obtained.shape}, expected {expected.shape}"
+    if obtained.ndim == 2 and obtained.shape[::-1] == expected.shape:
+        return message + " (it looks transposed)"
+    if obtained.size == expected.size:
+        return message + " (same number of elements: a reshape, a missing keepdims, or an " \
+                         "extra axis?)"
+    return message
+
+
+def non_finite_problem(obtained: np.ndarray, expected: np.ndarray) -> str:
+    """Say where NaN or inf appear that the reference does not have."""
+    parts = []
+    nan = np.isnan(obtained) & ~np.isnan(expected)
+    if nan.any():
+        parts.append(f"{int(nan.sum())} NaN value(s)")
+    inf = np.isinf(obtained) & ~(np.isinf(expected) & (np.sign(obtained) == np.sign(expected)))
+    if inf.any():
+        parts.append(f"{int(inf.sum())} infinite value(s)")
+    if not parts:
+        return ""
+    return " and ".join(parts) + " where the reference is finite (an overflow in exp()?)"
+
+
+def value_problem(obtained: np.ndarray, expected: np.ndarray, rtol: float, atol: float,
+                  reveal: bool) -> tuple[str, np.ndarray]:
+    """pytest-approx style report of mismatched values, and the mismatch mask."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        close = np.isclose(obtained, expected, rtol=rtol, atol=atol)
+        mismatched = ~close
+        count = int(mismatched.sum())
+        if count == 0:
+            return "", mismatched
+        both_finite = np.isfinite(obtained) & np.isfinite(expected) & mismatched
+        diff = np.abs(obtained - expected)
+        lines = [f"values differ (rtol={rtol:g}, atol={atol:g})",
+                 f"Mismatched elements: {count} / {expected.size}"]
+        if not reveal:
+            return "\n".join(lines), mismatched
+        if both_finite.any():
+            finite_diff = np.where(both_finite, diff, 0.0)
+            relative = np.where(both_finite & (expected != 0),
+                                finite_diff / np.where(expected == 0, 1, np.abs(expected)), 0.0)
+            lines.append(f"Max absolute difference: {finite_diff.max():.6g}")
+            lines.append(f"Max relative difference: {relative.max():.6g}")
+        order = np.argsort(np.where(mismatched, np.nan_to_num(diff, nan=np.inf, posinf=np.inf),
+                                    -1.0), axis=None)[::-1][:TABLE_ROWS]
+        lines.append(f"  {'Index':<12} | {'Obtained':<14} | Expected")
+        for flat in order:
+            index = np.unravel_index(flat, expected.shape)
+            if not mismatched[index]:
+                break
+            where = str(tuple(int(i) for i in index))
+            lines.append(f"  {where:<12} | {obtained[index]:<14.6g} | {expected[index]:.6g}")
+    return "\n".join(lines), mismatched
+
+
+def _view(label: str, obtained: np.ndarray, expected: np.ndarray,
+          mismatched: np.ndarray) -> ArrayView | None:
+    arrays = [np.atleast_2d(a) for a in (expected, obtained, mismatched)]
+    if arrays[0].ndim != 2 or max(arrays[0].shape) > MAX_VIEW_SIDE:
+        return None
+    return ArrayView(arrays[0], arrays[1], arrays[2].astype(bool), label)
+
+
+def compare(value: Any, expected: tuple[np.ndarray, ...], names: tuple[str, ...],
+            rtol: float, atol: float, reveal: bool) -> Comparison:
+    """Compare a return value with the reference outputs.
+
+    `reveal` allows expected values in the message (public cases only).
+    """
+    items, problem = split_outputs(value, names)
+    if items is None:
+        return Comparison(False, problem)
+    obtained_all: list[np.ndarray] = []
+    problems: list[str] = []
+    views: list[ArrayView] = []
+    for name, item, reference in zip(names, items, expected, strict=True):
+        prefix = f"{name}: " if len(names) > 1 else ""
+        obtained, problem = as_float_array(item)
+        if obtained is None:
+            return Comparison(False, prefix + problem)
+        obtained_all.append(obtained)
+        if obtained.shape != reference.shape:
+            problems.append(prefix + shape_problem(obtained, reference))
+            continue
+        text, mismatched = value_problem(obtained, reference, rtol, atol, reveal)
+        special = non_finite_problem(obtained, reference)
+        if text:
+            problems.append(prefix + (special + "\n" if special else "") + text)
+            view = _view(name, obtained, reference, mismatched) if reveal else None
+            if view is not None:
+                views.append(view)
+    return Comparison(not problems, "\n".join(problems), tuple(obtained_all), tuple(views))

@@ -1,0 +1,129 @@
+"""The grading pipeline: load -> execute in the sandbox -> compare -> score -> `Result`.
+
+This is the only module that drives all stages; each stage imports only the data model and
+the stages before it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader import compare, loading, references, registry, scoring
+from grader.errors import SubmissionError, UsageError
+from grader.model import (
+    Assignment,
+    CheckResult,
+    Exercise,
+    ExerciseResult,
+    Result,
+    Status,
+    Submission,
+    Visibility,
+)
+from grader.sandbox.session import Limits, Session
+
+ENGINES = ("fast", "kernel")
+ON_ERROR = ("statement", "cell", "stop")
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to grade."""
+
+    limits: Limits = field(default_factory=Limits)
+    """Time, memory and output limits of the student's code."""
+    on_error: str = "statement"
+    """After a failing statement: go on ("statement"), skip the rest of the cell ("cell", as
+    when cells are run one by one in Jupyter) or stop everything ("stop", as Run All does)."""
+    engine: str = "fast"
+    """"fast" (fork server) or "kernel" (a real Jupyter kernel through nbclient)."""
+    public_only: bool = False
+    """Grade the public cases only, against the references shipped in the package."""
+
+
+def infer_assignment(path: Path, explicit: str | None = None) -> str | None:
+    """The assignment of a submission: explicit, else notebook metadata, else its file name."""
+    if explicit:
+        return explicit
+    if path.suffix == ".ipynb":
+        try:
+            metadata = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+            name = metadata.get("grader", {}).get("assignment")
+            if isinstance(name, str) and name in registry.assignments():
+                return name
+        except (OSError, ValueError, AttributeError, RecursionError):
+            pass
+    matches = [name for name in registry.assignments() if name in path.name]
+    return max(matches, key=len) if matches else None
+
+
+def grade(path: Path, assignment: Assignment, options: Options | None = None) -> Result:
+    """Grade one submission file. A student's mistake is data in the result, never raised."""
+    options = options or Options()
+    started = time.monotonic()
+    try:
+        submission = loading.load(path)
+    except SubmissionError as exc:
+        return Result(assignment=assignment.name, submission=str(path), status=Status.ERROR,
+                      score=0.0, max_score=assignment.max_score,
+                      duration_s=round(time.monotonic() - started, 3), error=exc.message,
+                      public_only=options.public_only)
+    stored = references.load(assignment, public_only=options.public_only)
+    session = _session(submission, assignment, options)
+    with session:
+        cells = session.run(submission)
+        exercises = tuple(_grade_exercise(session, exercise, stored, options.public_only)
+                          for exercise in assignment.exercises)
+        output = session.captured_output()
+    score, max_score = scoring.total(exercises)
+    return Result(assignment=assignment.name, submission=str(path), status=Status.GRADED,
+                  score=score, max_score=max_score,
+                  duration_s=round(time.monotonic() - started, 3), cells=cells,
+                  exercises=exercises, isolation=session.isolation, output=output,
+                  public_only=options.public_only, sha256=submission.sha256)
+
+
+def _session(submission: Submission, assignment: Assignment, options: Options) -> Session:
+    if options.engine not in ENGINES:
+        raise UsageError(f"unknown engine {options.engine!r}; use one of {', '.join(ENGINES)}")
+    if options.on_error not in ON_ERROR:
+        raise UsageError(f"unknown --on-error {options.on_error!r}; use one of "
+                         f"{', '.join(ON_ERROR)}")
+    module_name = "__main__" if submission.kind == "notebook" else "submission"
+    if options.engine == "kernel":
+        from grader.sandbox.kernel import KernelSession
+
+        return KernelSession(options.limits, assignment.requires, module_name,
+                             options.on_error)
+    return Session(options.limits, assignment.requires, module_name, options.on_error)
+
+
+def _grade_exercise(session: Session, exercise: Exercise, stored: references.References,
+                    public_only: bool) -> ExerciseResult:
+    checks = []
+    for case in exercise.cases:
+        if public_only and case.visibility is not Visibility.PUBLIC:
+            continue
+        checks.append(_grade_case(session, exercise, case, stored))
+    return scoring.exercise_result(exercise, checks)
+
+
+def _grade_case(session: Session, exercise: Exercise, case, stored) -> CheckResult:  # type: ignore[no-untyped-def]
+    common = {"visibility": case.visibility, "note": case.note}
+    inputs = case.inputs()
+    outcome = session.call(exercise.name, exercise.kind, inputs, dict(case.init_kwargs),
+                           exercise.tensors)
+    if outcome.status is not Status.PASSED:
+        return scoring.failed_check(case.name, exercise, outcome.status, outcome.message,
+                                    **common)
+    expected = stored.get(exercise.name, case.name)
+    reveal = case.visibility is Visibility.PUBLIC
+    result = compare.compare(outcome.value, expected, exercise.outputs, case.rtol, case.atol,
+                             reveal)
+    if result.passed:
+        return scoring.passed_check(case.name, exercise, **common)
+    return scoring.failed_check(case.name, exercise, Status.FAILED, result.message,
+                                views=result.views, **common)

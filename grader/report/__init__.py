@@ -1,0 +1,1 @@
+"""Reports: pure functions from a `Result` to text (JSON, terminal, Markdown, HTML, JUnit)."""

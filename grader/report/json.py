@@ -1,0 +1,42 @@
+"""The JSON result, schema "grader.result/1": keys may be added, never removed or renamed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from grader.model import CheckResult, ExerciseResult, Result
+
+SCHEMA = "grader.result/1"
+
+
+def _check(check: CheckResult) -> dict[str, Any]:
+    diagnosis = (None if check.diagnosis is None
+                 else {"id": check.diagnosis.id, "message": check.diagnosis.message})
+    return {"name": check.name, "visibility": check.visibility.value, "passed": check.passed,
+            "score": check.score, "max_score": check.max_score, "status": check.status.value,
+            "message": check.message, "diagnosis": diagnosis, "note": check.note}
+
+
+def _exercise(exercise: ExerciseResult) -> dict[str, Any]:
+    return {"name": exercise.name, "score": exercise.score, "max_score": exercise.max_score,
+            "status": exercise.status.value, "checks": [_check(c) for c in exercise.checks]}
+
+
+def to_dict(result: Result) -> dict[str, Any]:
+    """The result as plain JSON data."""
+    return {
+        "schema": SCHEMA, "assignment": result.assignment, "submission": result.submission,
+        "status": result.status.value, "error": result.error, "score": result.score,
+        "max_score": result.max_score, "duration_s": result.duration_s,
+        "cells": [{"index": c.index, "status": c.status.value, "message": c.message}
+                  for c in result.cells],
+        "exercises": [_exercise(e) for e in result.exercises],
+        "public_only": result.public_only, "isolation": result.isolation,
+        "sha256": result.sha256, "output": result.output,
+    }
+
+
+def render(result: Result) -> str:
+    """The result as a JSON document."""
+    return json.dumps(to_dict(result), indent=2)

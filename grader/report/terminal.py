@@ -1,0 +1,52 @@
+"""A short, readable summary for the terminal; colour only where the terminal supports it."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from rich.markup import escape
+
+from grader.model import Result, Status
+
+_STYLE = {Status.PASSED: "green", Status.FAILED: "red", Status.MISSING: "yellow",
+          Status.ERROR: "red", Status.TIMEOUT: "magenta", Status.CRASHED: "red",
+          Status.SKIPPED: "dim", Status.OK: "green"}
+_MARK = {Status.PASSED: "✓", Status.FAILED: "✗", Status.MISSING: "?", Status.ERROR: "!",
+         Status.TIMEOUT: "⏱"}
+
+
+def render(result: Result, color: bool = False, verbose: bool = False) -> str:
+    """The summary as text, with ANSI colours when `color` is set."""
+    target = io.StringIO()
+    console = Console(file=target, highlight=False, soft_wrap=True, emoji=False,
+                      force_terminal=color, no_color=not color, width=100)
+    title = escape(f"{result.submission} · {result.assignment}")
+    if result.status is Status.ERROR:
+        console.print(f"[bold]{title}[/]: [red]could not be graded[/]")
+        console.print(f"  {escape(result.error or '')}")
+        return target.getvalue()
+    scope = " (public cases only)" if result.public_only else ""
+    console.print(f"[bold]{title}[/]: [bold]{result.score:g} / {result.max_score:g}[/]"
+                  f"{scope} in {result.duration_s:.2f} s")
+    for exercise in result.exercises:
+        style = _STYLE.get(exercise.status, "")
+        passed = sum(check.passed for check in exercise.checks)
+        console.print(f"  [{style}]{_MARK.get(exercise.status, '·')} {exercise.name}[/] "
+                      f"{exercise.score:g}/{exercise.max_score:g}  "
+                      f"({passed}/{len(exercise.checks)} checks)")
+        shown = set()
+        for check in exercise.checks:
+            if check.passed:
+                continue
+            line = (f"{check.diagnosis.message}" if check.diagnosis
+                    else check.message.splitlines()[0] if check.message else check.status.value)
+            if line in shown and not verbose:
+                continue
+            shown.add(line)
+            where = f"{check.name} ({check.visibility.value})"
+            console.print(f"      {escape(where)}: {escape(line)}")
+    for cell in result.cells:
+        console.print(f"  [{_STYLE.get(cell.status, '')}]cell {cell.index} "
+                      f"{cell.status.value}[/]: {escape(cell.message)}")
+    return target.getvalue()

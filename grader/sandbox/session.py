@@ -1,0 +1,388 @@
+"""The grader's side of the sandbox: start a worker, run cells, call exercises, enforce limits.
+
+A `Session` owns one worker process at a time. When the worker dies or stops answering in
+the middle of a statement, that statement is recorded as crashed or timed out, a fresh worker
+is started, and the statements that had run before are replayed silently (skipping the bad
+one), so that one fatal cell costs only itself. The worker never receives a reference.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from grader.errors import SandboxError
+from grader.model import Cell, CellResult, Status, Submission
+from grader.sandbox import isolation, protocol
+
+GRACE_S = 2.0
+MAX_RESTARTS = 8
+MAX_REPLY_BYTES = 64 << 20
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a submission may use. Every limit is configurable; these are the defaults."""
+
+    cell_timeout: float = 10.0
+    """Wall seconds for one top-level statement of a cell."""
+    call_timeout: float = 5.0
+    """Wall seconds for one call of an exercise on one case."""
+    submission_timeout: float = 300.0
+    """Wall seconds for the whole submission, cells and calls together."""
+    memory_mb: int = 2048
+    """Address space of each process, in MiB."""
+    cpu_s: int = 120
+    """CPU seconds of each process."""
+    processes: int = 64
+    """Processes the student's user may have at once (enforced when it is a dedicated user)."""
+    file_size_mb: int = 16
+    """Largest file the code may write, in MiB."""
+    output_bytes: int = 64 << 10
+    """What is kept of everything the code prints."""
+
+    def rlimits(self) -> dict[str, int]:
+        """The limits the worker applies to itself before any student code runs."""
+        return {"memory": self.memory_mb << 20, "cpu": self.cpu_s,
+                "file_size": self.file_size_mb << 20, "processes": self.processes}
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """What one call of an exercise produced, as plain data."""
+
+    status: Status
+    """PASSED here means "returned a value"; else MISSING, ERROR or TIMEOUT."""
+    value: Any = None
+    """The decoded return value (arrays, tuples, lists, `protocol.Unsupported`)."""
+    message: str = ""
+    """Why there is no value."""
+
+
+class _WorkerLost(Exception):
+    """The worker died, hung past its deadline, or sent something that is not a frame."""
+
+    def __init__(self, status: Status, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class _Output:
+    """What the student's code printed, capped; replays are not recorded twice."""
+
+    limit: int
+    chunks: list[bytes] = field(default_factory=list)
+    size: int = 0
+    dropped: int = 0
+    muted: bool = False
+
+    def add(self, chunk: bytes) -> None:
+        if self.muted:
+            return
+        room = self.limit - self.size
+        if room > 0:
+            self.chunks.append(chunk[:room])
+            self.size += min(room, len(chunk))
+        self.dropped += max(0, len(chunk) - max(room, 0))
+
+    def text(self) -> str:
+        text = b"".join(self.chunks).decode("utf-8", "replace")
+        if self.dropped:
+            text += f"\n[grader] {self.dropped} more bytes of output were dropped"
+        return text
+
+
+class Session:
+    """Runs one submission's code in a worker; use as a context manager."""
+
+    def __init__(self, limits: Limits, preload: tuple[str, ...] = (),
+                 module_name: str = "__main__", on_error: str = "statement") -> None:
+        self.limits = limits
+        self.preload = preload
+        self.module_name = module_name
+        self.on_error = on_error
+        self.output = _Output(limits.output_bytes)
+        self.deadline = time.monotonic() + limits.submission_timeout
+        self.restarts = 0
+        self.isolation = isolation.describe()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._reader: threading.Thread | None = None
+        self._home: Path | None = None
+        self._replay: list[tuple[Cell, int]] = []
+
+    # ------------------------------------------------------------------ life cycle
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Kill the worker and everything it started; remove its folder."""
+        self._stop_worker()
+        if self._home is not None:
+            shutil.rmtree(self._home, ignore_errors=True)
+            self._home = None
+
+    def _stop_worker(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        isolation.kill_all(proc)
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                stream.close()
+        proc.wait()
+        if self._reader is not None:
+            self._reader.join(timeout=5)
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+    def _start_worker(self) -> None:
+        if self._home is None:
+            self._home = Path(tempfile.mkdtemp(prefix="grader-work-"))
+        env = isolation.environment(self._home)
+        env["GRADER_LIMITS"] = json.dumps(self.limits.rlimits())
+        try:
+            self._proc = subprocess.Popen(
+                isolation.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, cwd=self._home, env=env, start_new_session=True,
+                preexec_fn=isolation.preexec(self._home),
+            )
+        except OSError as exc:
+            raise SandboxError(f"cannot start the sandbox worker: {exc}") from None
+        stderr = self._proc.stderr
+        assert stderr is not None
+        self._reader = threading.Thread(target=self._drain, args=(stderr,), daemon=True)
+        self._reader.start()
+        reply, _ = self._request({"op": "hello", "preload": list(self.preload),
+                                  "module_name": self.module_name}, None, 60.0)
+        if reply.get("status") != "ok":
+            raise _WorkerLost(Status.CRASHED, "the worker did not start")
+
+    def _drain(self, stream: Any) -> None:
+        for chunk in iter(lambda: stream.read1(1 << 16), b""):
+            self.output.add(chunk)
+
+    # ------------------------------------------------------------------ transport
+
+    def _request(self, header: dict[str, Any], value: Any,
+                 timeout: float) -> tuple[dict[str, Any], Any]:
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None and proc.stdout is not None
+        try:
+            protocol.write_all(proc.stdin.fileno(), protocol.pack(header, value))
+        except (BrokenPipeError, OSError):
+            raise self._lost("before the request could be sent") from None
+        deadline = min(time.monotonic() + timeout, self.deadline + GRACE_S)
+        try:
+            frame = _read_frame(proc.stdout.fileno(), deadline)
+        except TimeoutError:
+            raise _WorkerLost(Status.TIMEOUT, "no answer in time") from None
+        except EOFError:
+            raise self._lost("while it ran") from None
+        try:
+            return protocol.unpack(io.BytesIO(frame), MAX_REPLY_BYTES)
+        except (protocol.ProtocolError, EOFError) as exc:
+            raise _WorkerLost(Status.CRASHED, f"the worker sent malformed data ({exc})") from None
+
+    def _lost(self, when: str) -> _WorkerLost:
+        proc = self._proc
+        code = proc.wait(timeout=5) if proc is not None else None
+        if code is not None and code < 0:
+            name = signal.Signals(-code).name
+            hint = {"SIGSEGV": ", a segmentation fault", "SIGKILL": ", often out of memory",
+                    "SIGXCPU": ", out of CPU time"}.get(name, "")
+            return _WorkerLost(Status.CRASHED, f"the interpreter died from {name}{hint}, {when}")
+        return _WorkerLost(Status.CRASHED, f"the interpreter exited with code {code}, {when}")
+
+    def _ensure_worker(self) -> None:
+        """Start a worker if there is none, replaying the statements that ran before."""
+        if self._proc is not None:
+            return
+        self._start_worker()
+        self.output.muted = True
+        try:
+            for cell, index in self._replay:
+                self._request({"op": "exec", "cell": cell.index, "stmt": index,
+                               "source": cell.source, "timeout": self.limits.cell_timeout},
+                              None, self.limits.cell_timeout + GRACE_S)
+        finally:
+            self.output.muted = False
+
+    def _restart(self) -> None:
+        self._stop_worker()
+        self.restarts += 1
+
+    # ------------------------------------------------------------------ cells
+
+    def run(self, submission: Submission) -> tuple[CellResult, ...]:
+        """Run every cell, statement by statement; return what happened to each cell."""
+        results = []
+        halted = False
+        for cell in submission.cells:
+            if halted:
+                results.append(CellResult(cell.index, Status.SKIPPED,
+                                          "not run: an earlier cell failed and grading stops "
+                                          "at the first failure (--on-error stop)"))
+                continue
+            result = self._run_cell(cell)
+            if result is not None:
+                results.append(result)
+                halted = self.on_error == "stop" and result.status is not Status.SKIPPED
+        return tuple(results)
+
+    def _run_cell(self, cell: Cell) -> CellResult | None:
+        if cell.syntax_error:
+            return CellResult(cell.index, Status.ERROR,
+                              f"{cell.syntax_error}; the cell did not run")
+        notes: list[tuple[Status, str]] = []
+        went_on = False
+        for statement in cell.statements:
+            if statement.skip_reason:
+                notes.append((Status.SKIPPED, f"line {statement.lineno}: {statement.skip_reason}"))
+                continue
+            status, message = self._exec(cell, statement.index)
+            if status is Status.OK:
+                continue
+            notes.append((status, f"line {message}"))
+            remaining = len(cell.statements) - statement.index - 1
+            if self.on_error != "statement":
+                if remaining:
+                    notes.append((Status.SKIPPED, f"the {remaining} statement(s) after it did "
+                                  f"not run, as in Jupyter (--on-error {self.on_error})"))
+                break
+            went_on = went_on or remaining > 0
+        if not notes:
+            return None
+        if went_on:
+            notes.append((Status.OK, "the grader ran the rest of the cell anyway; Jupyter "
+                          "would have stopped at the first error"))
+        worst = next((s for s in (Status.CRASHED, Status.TIMEOUT, Status.ERROR)
+                      if any(n[0] is s for n in notes)), Status.SKIPPED)
+        return CellResult(cell.index, worst, "; ".join(text for _, text in notes))
+
+    def _exec(self, cell: Cell, index: int) -> tuple[Status, str]:
+        lineno = cell.statements[index].lineno
+        if time.monotonic() > self.deadline:
+            return Status.TIMEOUT, (f"{lineno}: not run, the submission's time limit of "
+                                    f"{self.limits.submission_timeout:g} s was used up")
+        try:
+            self._ensure_worker()
+            reply, _ = self._request(
+                {"op": "exec", "cell": cell.index, "stmt": index, "source": cell.source,
+                 "timeout": self.limits.cell_timeout},
+                None, self.limits.cell_timeout + GRACE_S)
+        except _WorkerLost as lost:
+            self._restart()
+            if lost.status is Status.TIMEOUT:
+                return Status.TIMEOUT, (f"{lineno}: stopped after {self.limits.cell_timeout:g} s "
+                                        "(it ignored the grader's interrupt); execution went on")
+            return Status.CRASHED, f"{lineno}: {lost.message}; only this statement was lost"
+        status = reply.get("status")
+        line = reply.get("line") or lineno
+        if status == "ok":
+            self._replay.append((cell, index))
+            return Status.OK, ""
+        if status == "timeout":
+            return Status.TIMEOUT, (f"{lineno}: stopped after {self.limits.cell_timeout:g} s; "
+                                    "execution went on")
+        self._replay.append((cell, index))  # it ran partly: its effects stay, as in Jupyter
+        if status == "exit":
+            return Status.ERROR, f"{line}: {reply.get('message')} ended only this statement"
+        return Status.ERROR, f"{line}: {reply.get('message', 'failed')}"
+
+    # ------------------------------------------------------------------ calls
+
+    def call(self, name: str, kind: str, args: tuple[Any, ...], init: dict[str, Any],
+             tensors: str | None) -> CallOutcome:
+        """Call one exercise on one case's inputs in a fresh fork of the student's state."""
+        if time.monotonic() > self.deadline:
+            return CallOutcome(Status.TIMEOUT, message="not run: the submission's time limit of "
+                               f"{self.limits.submission_timeout:g} s was used up")
+        header = {"op": "call", "name": name, "kind": kind, "tensors": tensors,
+                  "timeout": self.limits.call_timeout}
+        for _attempt in range(2):
+            if self.restarts > MAX_RESTARTS:
+                return CallOutcome(Status.ERROR, message="not run: the student's code killed "
+                                   f"the interpreter more than {MAX_RESTARTS} times")
+            try:
+                self._ensure_worker()
+                reply, value = self._request(header, {"args": list(args), "init": init},
+                                             self.limits.call_timeout + GRACE_S + 1)
+            except _WorkerLost:
+                self._restart()
+                continue
+            return _outcome(reply, value, self.limits.call_timeout)
+        return CallOutcome(Status.ERROR, message="the interpreter died during this call")
+
+    def captured_output(self) -> str:
+        """What the student's code printed (capped)."""
+        return self.output.text()
+
+
+def _outcome(reply: dict[str, Any], value: Any, timeout: float) -> CallOutcome:
+    status = reply.get("status")
+    message = str(reply.get("message", ""))[:500]
+    if status == "ok":
+        return CallOutcome(Status.PASSED, value)
+    if status == "missing":
+        return CallOutcome(Status.MISSING, message=message)
+    if status == "timeout":
+        return CallOutcome(Status.TIMEOUT, message=f"did not return within {timeout:g} s")
+    if status == "crashed":
+        return CallOutcome(Status.ERROR, message=f"crashed: {message}")
+    line = reply.get("line")
+    where = f" (line {line})" if isinstance(line, int) else ""
+    if message.startswith("NotImplementedError"):
+        return CallOutcome(Status.ERROR, message="not implemented yet: the stub still raises "
+                           f"NotImplementedError{where}")
+    return CallOutcome(Status.ERROR, message=f"raised {message}{where}")
+
+
+def _read_frame(fd: int, deadline: float) -> bytes:
+    """Read exactly one frame, or raise TimeoutError / EOFError."""
+    buffer = bytearray()
+
+    def fill(size: int) -> None:
+        while len(buffer) < size:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, size - len(buffer))
+                if not chunk:
+                    raise EOFError
+                buffer.extend(chunk)
+
+    start = protocol.LENGTH.size
+    fill(start)
+    (size,) = protocol.LENGTH.unpack(buffer)
+    if size > protocol.MAX_HEADER:
+        return bytes(buffer)  # unpack() names the problem
+    fill(start + size)
+    fill(start + size + _blob_bytes(bytes(buffer[start:])))
+    return bytes(buffer)
+
+
+def _blob_bytes(header: bytes) -> int:
+    try:
+        total = sum(int(size) for size in json.loads(header).get("blobs", []))
+    except (ValueError, AttributeError, TypeError):
+        return 0
+    return min(max(total, 0), MAX_REPLY_BYTES + 1)

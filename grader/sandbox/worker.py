@@ -1,0 +1,264 @@
+"""The worker: the only process that runs a student's code.
+
+It is started by `session.Session` as a fresh interpreter, never forked from the grader, so no
+reference value is in its memory. It speaks `protocol` frames on two private file descriptors;
+the student's stdout and stderr go to a third one that the grader reads and caps.
+
+- `exec` runs one top-level statement of a cell in the shared namespace. A statement that raises
+  is reported and the namespace lives on; a soft timer interrupts a statement that runs too
+  long, and the grader kills the worker when even that fails.
+- `call` forks, calls one exercise on one case's inputs in the child, and relays the child's
+  answer. Whatever the call does to its process (hang, crash, corrupt globals) dies with it.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import os
+import resource
+import select
+import signal
+import sys
+import traceback
+from typing import Any
+
+from grader.sandbox import protocol
+from grader.sandbox.calling import invoke
+
+MAX_CHILD_BYTES = 64 << 20
+SANDBOX_ENV = "GRADER_SANDBOX"
+
+
+class StatementTimeout(BaseException):
+    """Raised by the soft timer inside a statement that runs past its limit."""
+
+
+class Shell:
+    """Stands in for `get_ipython()`: runs timing magics, never runs shell commands."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        self._namespace = namespace
+
+    def run_line_magic(self, name: str, line: str, *args: Any) -> Any:
+        if name in ("time", "timeit") and line.strip():
+            exec(compile(line, "<magic>", "exec"), self._namespace)
+        return None  # %matplotlib and friends change nothing that grading needs
+
+    def run_cell_magic(self, name: str, line: str, cell: str) -> Any:
+        if name in ("time", "timeit", "capture"):
+            exec(compile(cell, "<magic>", "exec"), self._namespace)
+        else:
+            self._note(f"%%{name}")
+        return None
+
+    def system(self, command: str) -> None:
+        self._note(f"!{command}")
+
+    def getoutput(self, command: str) -> list[str]:
+        self._note(f"!{command}")
+        return []
+
+    @staticmethod
+    def _note(what: str) -> None:
+        print(f"[grader] not run: {what[:80]}", file=sys.stderr)
+
+
+def describe(exc: BaseException, filename: str | None = None) -> tuple[str, int | None]:
+    """'ExcType: message' and the line of the student's code where it was raised."""
+    line = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if filename is None or frame.f_code.co_filename == filename:
+            line = lineno
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return text[:500], line
+
+
+class Worker:
+    """State of one worker process: the student's namespace and the parsed cells."""
+
+    def __init__(self, in_fd: int, out_fd: int) -> None:
+        self.stream = os.fdopen(in_fd, "rb", buffering=0)
+        self.out_fd = out_fd
+        self.namespace: dict[str, Any] = {"__builtins__": builtins, "__name__": "__main__"}
+        self.trees: dict[int, ast.Module] = {}
+        self.max_output = 64 << 20
+
+    def serve(self) -> None:
+        """Answer requests until the grader closes the channel."""
+        while True:
+            try:
+                header, value = protocol.unpack(self.stream, MAX_CHILD_BYTES)
+            except EOFError:
+                return
+            handler = getattr(self, f"op_{header.get('op')}", None)
+            reply, result = handler(header, value) if handler else ({"status": "bad-op"}, None)
+            if reply["status"] == "relay":  # the child's frame, passed on as it is
+                protocol.write_all(self.out_fd, result)
+            else:
+                protocol.send(self.out_fd, reply, result)
+
+    def op_hello(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
+        for module in header.get("preload", []):
+            __import__(module)
+            if module == "torch":
+                import torch
+
+                torch.set_num_threads(1)  # a single thread keeps fork() safe
+        self.namespace["__name__"] = header.get("module_name", "__main__")
+        self.namespace["get_ipython"] = lambda: Shell(self.namespace)
+        self.namespace["display"] = lambda *args, **kwargs: None
+        return {"status": "ok", "pid": os.getpid()}, None
+
+    def op_exec(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
+        cell, index, timeout = header["cell"], header["stmt"], float(header["timeout"])
+        filename = f"<cell {cell}>"
+        if cell not in self.trees:
+            self.trees[cell] = ast.parse(header["source"], filename=filename)
+        node = self.trees[cell].body[index]
+        code = compile(ast.Module([node], type_ignores=[]), filename, "exec")
+        previous = signal.signal(signal.SIGALRM, _raise_timeout)
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            exec(code, self.namespace)
+            reply: dict[str, Any] = {"status": "ok"}
+        except StatementTimeout:
+            reply = {"status": "timeout", "message": f"stopped after {timeout:g} s"}
+        except SystemExit as exc:
+            reply = {"status": "exit", "message": f"SystemExit({exc.code!r})",
+                     "line": describe(exc, filename)[1]}
+        except BaseException as exc:  # the student's exception is data, whatever it is
+            message, line = describe(exc, filename)
+            reply = {"status": "error", "message": message, "line": line}
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+            _flush()
+        return reply, None
+
+    def op_call(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
+        name, kind = header["name"], header["kind"]
+        target = self.namespace.get(name)
+        wanted = "class" if kind == "class" else "function"
+        if target is None:
+            return {"status": "missing", "message": f"no {wanted} named {name} is defined"}, None
+        if kind == "class" and not isinstance(target, type) or not callable(target):
+            return {"status": "missing", "message": f"{name} is a {type(target).__name__}, "
+                    f"not a {wanted}"}, None
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: call, answer, vanish
+            os.close(read_fd)
+            _child_call(write_fd, target, kind, value, header)
+        os.close(write_fd)
+        return self._collect(pid, read_fd, float(header["timeout"]))
+
+    def _collect(self, pid: int, read_fd: int, timeout: float) -> tuple[dict[str, Any], Any]:
+        import time
+
+        deadline = time.monotonic() + timeout
+        chunks, size, timed_out = [], 0, False
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                break
+            ready, _, _ = select.select([read_fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(read_fd, 1 << 20)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > MAX_CHILD_BYTES:
+                break
+            chunks.append(chunk)
+        os.close(read_fd)
+        _kill_group(pid)
+        _, status = os.waitpid(pid, 0)
+        if timed_out:
+            return {"status": "timeout", "message": f"the call did not return within "
+                    f"{timeout:g} s"}, None
+        if size > MAX_CHILD_BYTES:
+            return {"status": "error", "message": "the call returned more than "
+                    f"{MAX_CHILD_BYTES >> 20} MiB of data"}, None
+        if not chunks:
+            return {"status": "crashed", "message": _death(status)}, None
+        return {"status": "relay"}, b"".join(chunks)
+
+
+def _child_call(write_fd: int, target: Any, kind: str, value: Any, header: dict[str, Any]) -> None:
+    try:
+        os.setpgid(0, 0)  # its own group, so everything it starts is killed with it
+        result = invoke(target, kind, tuple(value["args"]), value.get("init") or {},
+                        header.get("tensors"))
+        frame = protocol.pack({"status": "ok"}, result)
+    except BaseException as exc:  # the student's failure is data
+        message, line = describe(exc)
+        frame = protocol.pack({"status": "error", "message": message, "line": line})
+    try:
+        protocol.write_all(write_fd, frame)
+    finally:
+        _flush()
+        os._exit(0)
+
+
+def _kill_group(pid: int) -> None:
+    for target in (-pid, pid):
+        try:
+            os.kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _death(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        name = signal.Signals(number).name
+        hint = {"SIGSEGV": " (a segmentation fault)", "SIGKILL": " (killed, often for memory)",
+                "SIGXCPU": " (out of CPU time)"}.get(name, "")
+        return f"the process died from {name}{hint}"
+    return f"the process exited with code {os.WEXITSTATUS(status)} before answering"
+
+
+def _raise_timeout(signum: int, frame: Any) -> None:
+    raise StatementTimeout()
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.flush()
+        except Exception:
+            pass
+
+
+def apply_limits(limits: dict[str, int]) -> None:
+    """Set the resource limits the grader asked for (0 or missing leaves one unset)."""
+    names = {"memory": resource.RLIMIT_AS, "cpu": resource.RLIMIT_CPU,
+             "file_size": resource.RLIMIT_FSIZE, "processes": resource.RLIMIT_NPROC}
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    for key, which in names.items():
+        amount = int(limits.get(key) or 0)
+        if amount > 0:
+            soft, hard = resource.getrlimit(which)
+            ceiling = amount if hard == resource.RLIM_INFINITY else min(amount, hard)
+            resource.setrlimit(which, (ceiling, ceiling))
+
+
+def main() -> None:
+    """Entry point: take the protocol off fds 0 and 1, then serve requests."""
+    in_fd, out_fd = os.dup(0), os.dup(1)  # dup() makes them non-inheritable
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)  # the student reads an empty standard input
+    os.dup2(2, 1)  # and writes stdout and stderr to the capped output channel
+    os.environ[SANDBOX_ENV] = "1"
+    import json
+
+    apply_limits(json.loads(os.environ.pop("GRADER_LIMITS", "{}")))
+    Worker(in_fd, out_fd).serve()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+"""Turning compared cases into scored results. Pure: no I/O, no student code."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from grader.model import (
+    CheckResult,
+    Diagnosis,
+    Exercise,
+    ExerciseResult,
+    Status,
+)
+
+_ALL_SAME = (Status.MISSING, Status.TIMEOUT, Status.ERROR)
+
+
+def case_points(exercise: Exercise) -> float:
+    """Points of one case: the exercise's points split equally across its cases."""
+    return exercise.points / len(exercise.cases)
+
+
+def exercise_result(exercise: Exercise, checks: Sequence[CheckResult]) -> ExerciseResult:
+    """Add up an exercise's checks; its status says what most needs fixing."""
+    statuses = {check.status for check in checks}
+    if statuses == {Status.PASSED}:
+        status = Status.PASSED
+    else:
+        status = next((s for s in _ALL_SAME if statuses == {s}), Status.FAILED)
+        if status is Status.FAILED and statuses <= {Status.ERROR, Status.TIMEOUT}:
+            status = Status.ERROR
+    return ExerciseResult(
+        name=exercise.name, status=status,
+        score=round(sum(check.score for check in checks), 6),
+        max_score=float(sum(check.max_score for check in checks)), checks=tuple(checks))
+
+
+def passed_check(name: str, exercise: Exercise, **fields: object) -> CheckResult:
+    """A check that earned its points."""
+    points = case_points(exercise)
+    return CheckResult(name=name, passed=True, score=points, max_score=points,
+                       status=Status.PASSED, **fields)  # type: ignore[arg-type]
+
+
+def failed_check(name: str, exercise: Exercise, status: Status, message: str,
+                 diagnosis: Diagnosis | None = None, **fields: object) -> CheckResult:
+    """A check that earned nothing, and why."""
+    return CheckResult(name=name, passed=False, score=0.0, max_score=case_points(exercise),
+                       status=status, message=message, diagnosis=diagnosis,
+                       **fields)  # type: ignore[arg-type]
+
+
+def total(exercises: Sequence[ExerciseResult]) -> tuple[float, float]:
+    """(score, max_score) of a submission."""
+    return (round(sum(e.score for e in exercises), 6),
+            float(sum(e.max_score for e in exercises)))
