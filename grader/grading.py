@@ -15,6 +15,7 @@ from grader import compare, loading, references, registry, scoring
 from grader.errors import SubmissionError, UsageError
 from grader.model import (
     Assignment,
+    Case,
     CheckResult,
     Exercise,
     ExerciseResult,
@@ -23,7 +24,7 @@ from grader.model import (
     Submission,
     Visibility,
 )
-from grader.sandbox.session import Limits, Session
+from grader.sandbox.session import CallOutcome, Limits, Session
 
 ENGINES = ("fast", "kernel")
 ON_ERROR = ("statement", "cell", "stop")
@@ -93,12 +94,13 @@ def _session(submission: Submission, assignment: Assignment, options: Options) -
         raise UsageError(f"unknown --on-error {options.on_error!r}; use one of "
                          f"{', '.join(ON_ERROR)}")
     module_name = "__main__" if submission.kind == "notebook" else "submission"
+    watch = tuple(exercise.name for exercise in assignment.exercises)
     if options.engine == "kernel":
         from grader.sandbox.kernel import KernelSession
 
         return KernelSession(options.limits, assignment.requires, module_name,
-                             options.on_error)
-    return Session(options.limits, assignment.requires, module_name, options.on_error)
+                             options.on_error, watch)
+    return Session(options.limits, assignment.requires, module_name, options.on_error, watch)
 
 
 def _grade_exercise(session: Session, exercise: Exercise, stored: references.References,
@@ -111,19 +113,40 @@ def _grade_exercise(session: Session, exercise: Exercise, stored: references.Ref
     return scoring.exercise_result(exercise, checks)
 
 
-def _grade_case(session: Session, exercise: Exercise, case, stored) -> CheckResult:  # type: ignore[no-untyped-def]
+def _grade_case(session: Session, exercise: Exercise, case: Case,
+                stored: references.References) -> CheckResult:
+    """Check one case at the end of the notebook and, failing that, right after the cell that
+    defined the exercise: a later cell that rebinds a global must not undo working code."""
     common = {"visibility": case.visibility, "note": case.note}
     inputs = case.inputs()
-    outcome = session.call(exercise.name, exercise.kind, inputs, dict(case.init_kwargs),
-                           exercise.tensors)
-    if outcome.status is not Status.PASSED:
-        return scoring.failed_check(case.name, exercise, outcome.status, outcome.message,
-                                    **common)
     expected = stored.get(exercise.name, case.name)
     reveal = case.visibility is Visibility.PUBLIC
-    result = compare.compare(outcome.value, expected, exercise.outputs, case.rtol, case.atol,
-                             reveal)
-    if result.passed:
-        return scoring.passed_check(case.name, exercise, **common)
+    first: tuple[CallOutcome, compare.Comparison | None] | None = None
+    for at in ("end", "definition"):
+        outcome = session.call(exercise.name, exercise.kind, inputs, dict(case.init_kwargs),
+                               exercise.tensors, at=at)
+        result = None
+        if outcome.status is Status.PASSED:
+            result = compare.compare(outcome.value, expected, exercise.outputs, case.rtol,
+                                     case.atol, reveal)
+            if result.passed:
+                note = case.note if at == "end" else _join(
+                    case.note, "passes right after the cell that defines it, but not at the end "
+                    "of the notebook: a later cell changes something it uses")
+                return scoring.passed_check(case.name, exercise, visibility=case.visibility,
+                                            note=note)
+        if first is None:
+            first = (outcome, result)
+        if outcome.status in (Status.MISSING, Status.TIMEOUT):
+            break  # never defined, or too slow to try twice
+    assert first is not None
+    outcome, result = first
+    if result is None:
+        return scoring.failed_check(case.name, exercise, outcome.status, outcome.message,
+                                    **common)
     return scoring.failed_check(case.name, exercise, Status.FAILED, result.message,
                                 views=result.views, **common)
+
+
+def _join(*parts: str) -> str:
+    return "; ".join(part for part in parts if part)

@@ -24,7 +24,6 @@ RUNNABLE_MAGICS = frozenset({
     "matplotlib", "config", "load_ext", "reload_ext", "autoreload", "precision", "xmode",
     "time", "timeit", "capture", "who", "whos", "pprint", "aimport", "autosave", "notebook",
 })
-_NEEDS_IPYTHON = re.compile(r"^\s*(?:[%!]|(?:pip|conda|mamba)\s+install\b)|\?\s*$", re.MULTILINE)
 _AUTOMAGIC = re.compile(r"^(\s*)((?:pip|conda|mamba)\s+install\b)", re.MULTILINE)
 
 
@@ -111,12 +110,14 @@ def _metadata_assignment(metadata: object) -> str | None:
     return None
 
 
-def to_python(source: str, automagic: bool = True) -> str:
+def to_python(source: str) -> str:
     """Turn IPython syntax (magics, `!` escapes, `pip install` automagic) into Python."""
-    if not _NEEDS_IPYTHON.search(source):
-        return source
-    if automagic:
-        source = _AUTOMAGIC.sub(r"\1%\2", source)
+    try:
+        ast.parse(source)
+        return source  # plain Python: most cells
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
+    source = _AUTOMAGIC.sub(r"\1%\2", source)
     # Imported here: IPython is slow to import, and most cells are plain Python.
     from IPython.core.inputtransformer2 import TransformerManager
 
@@ -125,7 +126,7 @@ def to_python(source: str, automagic: bool = True) -> str:
 
 def prepare_cell(index: int, source: str, automagic: bool = True) -> Cell:
     """Transform a cell's source and split it into top-level statements."""
-    python = to_python(source, automagic) if automagic else source
+    python = to_python(source) if automagic else source
     try:
         tree = ast.parse(python, filename=f"<cell {index}>")
     except SyntaxError as exc:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,9 +20,37 @@ THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "NUMEXPR_NUM_THREADS")
 
 
+def _namespace_prefix() -> list[str]:
+    """`unshare` options that put the worker in its own PID and network namespaces.
+
+    In a PID namespace the worker is process 1: when it dies, the kernel kills every process
+    the student started, even those that escaped with setsid(). Without root, a user namespace
+    makes this possible too. Empty when the system does not allow it.
+    """
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return []
+    options = ["--pid", "--fork", "--kill-child", "--mount-proc", "--net"]
+    if os.geteuid() != 0:
+        options = ["--user", "--map-root-user", *options]
+    prefix = [unshare, *options]
+    probe = subprocess.run([*prefix, "true"], capture_output=True, timeout=10)
+    return prefix if probe.returncode == 0 else []
+
+
+@functools.cache
+def namespace_prefix() -> tuple[str, ...]:
+    """The cached result of probing `unshare` once per process."""
+    try:
+        return tuple(_namespace_prefix())
+    except (OSError, subprocess.SubprocessError):
+        return ()
+
+
 def command() -> list[str]:
     """The worker's command line: a fresh interpreter, never a fork of the grader."""
-    return [sys.executable, "-I", "-c", BOOT.format(parent=str(PACKAGE_PARENT))]
+    return [*namespace_prefix(), sys.executable, "-I", "-c",
+            BOOT.format(parent=str(PACKAGE_PARENT))]
 
 
 def environment(home: Path) -> dict[str, str]:
@@ -49,5 +79,10 @@ def kill_all(proc: subprocess.Popen[bytes]) -> None:
 
 def describe() -> str:
     """How strongly student code is isolated here, for the report."""
-    return ("separate process in its own process group and empty folder, with resource "
-            "limits; it runs as the grader's own user")
+    parts = ["a separate process in an empty folder, with resource limits"]
+    if namespace_prefix():
+        parts.append("own PID and network namespaces (no network; every process it starts "
+                     "is killed with it)")
+    else:
+        parts.append("its own process group only (namespaces are not available here)")
+    return "; ".join(parts)

@@ -10,7 +10,9 @@ from __future__ import annotations
 import io
 import json
 import os
+import select
 import struct
+import time
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -154,3 +156,36 @@ def write_all(fd: int, data: bytes) -> None:
 def send(fd: int, header: dict[str, Any], value: Any = None) -> None:
     """Write one frame to a file descriptor."""
     write_all(fd, pack(header, value))
+
+
+def read_frame(fd: int, deadline: float, max_bytes: int) -> bytes:
+    """Read exactly one frame's bytes by a `time.monotonic()` deadline.
+
+    Raises TimeoutError when the deadline passes and EOFError when the writer is gone.
+    """
+    buffer = bytearray()
+
+    def fill(size: int) -> None:
+        while len(buffer) < size:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, size - len(buffer))
+                if not chunk:
+                    raise EOFError
+                buffer.extend(chunk)
+
+    start = LENGTH.size
+    fill(start)
+    (size,) = LENGTH.unpack(buffer)
+    if size > MAX_HEADER:
+        return bytes(buffer)  # unpack() names the problem
+    fill(start + size)
+    try:
+        blobs = sum(int(n) for n in json.loads(bytes(buffer[start:])).get("blobs", []))
+    except (ValueError, AttributeError, TypeError):
+        return bytes(buffer)  # unpack() names the problem
+    fill(start + size + min(max(blobs, 0), max_bytes + 1))
+    return bytes(buffer)

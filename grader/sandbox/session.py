@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -109,8 +108,10 @@ class Session:
     """Runs one submission's code in a worker; use as a context manager."""
 
     def __init__(self, limits: Limits, preload: tuple[str, ...] = (),
-                 module_name: str = "__main__", on_error: str = "statement") -> None:
+                 module_name: str = "__main__", on_error: str = "statement",
+                 watch: tuple[str, ...] = ()) -> None:
         self.limits = limits
+        self.watch = watch
         self.preload = preload
         self.module_name = module_name
         self.on_error = on_error
@@ -121,7 +122,7 @@ class Session:
         self._proc: subprocess.Popen[bytes] | None = None
         self._reader: threading.Thread | None = None
         self._home: Path | None = None
-        self._replay: list[tuple[Cell, int]] = []
+        self._replay: list[tuple[Cell, int]] = []  # index -1: a snapshot after the cell
 
     # ------------------------------------------------------------------ life cycle
 
@@ -148,9 +149,8 @@ class Session:
                 stream.close()
         proc.wait()
         if self._reader is not None:
-            self._reader.join(timeout=5)
-        if proc.stderr is not None:
-            proc.stderr.close()
+            # The reader closes the output pipe itself once every writer is gone.
+            self._reader.join(timeout=2)
 
     def _start_worker(self) -> None:
         if self._home is None:
@@ -167,16 +167,23 @@ class Session:
             raise SandboxError(f"cannot start the sandbox worker: {exc}") from None
         stderr = self._proc.stderr
         assert stderr is not None
-        self._reader = threading.Thread(target=self._drain, args=(stderr,), daemon=True)
+        # Take the raw descriptor: a thread blocked in a buffered read would block close().
+        fd = os.dup(stderr.fileno())
+        stderr.close()
+        self._reader = threading.Thread(target=self._drain, args=(fd,), daemon=True)
         self._reader.start()
         reply, _ = self._request({"op": "hello", "preload": list(self.preload),
-                                  "module_name": self.module_name}, None, 60.0)
+                                  "module_name": self.module_name,
+                                  "watch": list(self.watch)}, None, 60.0)
         if reply.get("status") != "ok":
             raise _WorkerLost(Status.CRASHED, "the worker did not start")
 
-    def _drain(self, stream: Any) -> None:
-        for chunk in iter(lambda: stream.read1(1 << 16), b""):
-            self.output.add(chunk)
+    def _drain(self, fd: int) -> None:
+        try:
+            for chunk in iter(lambda: os.read(fd, 1 << 16), b""):
+                self.output.add(chunk)
+        finally:
+            os.close(fd)
 
     # ------------------------------------------------------------------ transport
 
@@ -190,7 +197,7 @@ class Session:
             raise self._lost("before the request could be sent") from None
         deadline = min(time.monotonic() + timeout, self.deadline + GRACE_S)
         try:
-            frame = _read_frame(proc.stdout.fileno(), deadline)
+            frame = protocol.read_frame(proc.stdout.fileno(), deadline, MAX_REPLY_BYTES)
         except TimeoutError:
             raise _WorkerLost(Status.TIMEOUT, "no answer in time") from None
         except EOFError:
@@ -218,9 +225,9 @@ class Session:
         self.output.muted = True
         try:
             for cell, index in self._replay:
-                self._request({"op": "exec", "cell": cell.index, "stmt": index,
-                               "source": cell.source, "timeout": self.limits.cell_timeout},
-                              None, self.limits.cell_timeout + GRACE_S)
+                request = (_exec_request(cell, index, self.limits.cell_timeout)
+                           if index >= 0 else {"op": "snapshot"})
+                self._request(request, None, self.limits.cell_timeout + GRACE_S)
         finally:
             self.output.muted = False
 
@@ -267,6 +274,7 @@ class Session:
                                   f"not run, as in Jupyter (--on-error {self.on_error})"))
                 break
             went_on = went_on or remaining > 0
+        self._snapshot(cell)
         if not notes:
             return None
         if went_on:
@@ -276,6 +284,16 @@ class Session:
                       if any(n[0] is s for n in notes)), Status.SKIPPED)
         return CellResult(cell.index, worst, "; ".join(text for _, text in notes))
 
+    def _snapshot(self, cell: Cell) -> None:
+        """Let the worker keep the state right after this cell for what the cell defined."""
+        if not self.watch or self._proc is None:
+            return
+        try:
+            self._request({"op": "snapshot"}, None, self.limits.cell_timeout + GRACE_S)
+            self._replay.append((cell, -1))
+        except _WorkerLost:
+            self._restart()
+
     def _exec(self, cell: Cell, index: int) -> tuple[Status, str]:
         lineno = cell.statements[index].lineno
         if time.monotonic() > self.deadline:
@@ -283,15 +301,13 @@ class Session:
                                     f"{self.limits.submission_timeout:g} s was used up")
         try:
             self._ensure_worker()
-            reply, _ = self._request(
-                {"op": "exec", "cell": cell.index, "stmt": index, "source": cell.source,
-                 "timeout": self.limits.cell_timeout},
-                None, self.limits.cell_timeout + GRACE_S)
+            reply, _ = self._request(_exec_request(cell, index, self.limits.cell_timeout),
+                                     None, self.limits.cell_timeout + GRACE_S)
         except _WorkerLost as lost:
             self._restart()
             if lost.status is Status.TIMEOUT:
                 return Status.TIMEOUT, (f"{lineno}: stopped after {self.limits.cell_timeout:g} s "
-                                        "(it ignored the grader's interrupt); execution went on")
+                                        "(it did not stop when interrupted); execution went on")
             return Status.CRASHED, f"{lineno}: {lost.message}; only this statement was lost"
         status = reply.get("status")
         line = reply.get("line") or lineno
@@ -309,13 +325,17 @@ class Session:
     # ------------------------------------------------------------------ calls
 
     def call(self, name: str, kind: str, args: tuple[Any, ...], init: dict[str, Any],
-             tensors: str | None) -> CallOutcome:
-        """Call one exercise on one case's inputs in a fresh fork of the student's state."""
+             tensors: str | None, at: str = "end") -> CallOutcome:
+        """Call one exercise on one case's inputs in a fresh fork of the student's state.
+
+        `at` is "end" (after every cell) or "definition" (right after the cell that last
+        defined the exercise).
+        """
         if time.monotonic() > self.deadline:
             return CallOutcome(Status.TIMEOUT, message="not run: the submission's time limit of "
                                f"{self.limits.submission_timeout:g} s was used up")
         header = {"op": "call", "name": name, "kind": kind, "tensors": tensors,
-                  "timeout": self.limits.call_timeout}
+                  "timeout": self.limits.call_timeout, "at": at}
         for _attempt in range(2):
             if self.restarts > MAX_RESTARTS:
                 return CallOutcome(Status.ERROR, message="not run: the student's code killed "
@@ -335,9 +355,16 @@ class Session:
         return self.output.text()
 
 
+def _exec_request(cell: Cell, index: int, timeout: float) -> dict[str, Any]:
+    return {"op": "exec", "cell": cell.index, "stmt": index, "source": cell.source,
+            "timeout": timeout}
+
+
 def _outcome(reply: dict[str, Any], value: Any, timeout: float) -> CallOutcome:
     status = reply.get("status")
     message = str(reply.get("message", ""))[:500]
+    if status == "no-snapshot":
+        return CallOutcome(Status.MISSING, message="no snapshot: it was never defined by a cell")
     if status == "ok":
         return CallOutcome(Status.PASSED, value)
     if status == "missing":
@@ -352,37 +379,3 @@ def _outcome(reply: dict[str, Any], value: Any, timeout: float) -> CallOutcome:
         return CallOutcome(Status.ERROR, message="not implemented yet: the stub still raises "
                            f"NotImplementedError{where}")
     return CallOutcome(Status.ERROR, message=f"raised {message}{where}")
-
-
-def _read_frame(fd: int, deadline: float) -> bytes:
-    """Read exactly one frame, or raise TimeoutError / EOFError."""
-    buffer = bytearray()
-
-    def fill(size: int) -> None:
-        while len(buffer) < size:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            ready, _, _ = select.select([fd], [], [], left)
-            if ready:
-                chunk = os.read(fd, size - len(buffer))
-                if not chunk:
-                    raise EOFError
-                buffer.extend(chunk)
-
-    start = protocol.LENGTH.size
-    fill(start)
-    (size,) = protocol.LENGTH.unpack(buffer)
-    if size > protocol.MAX_HEADER:
-        return bytes(buffer)  # unpack() names the problem
-    fill(start + size)
-    fill(start + size + _blob_bytes(bytes(buffer[start:])))
-    return bytes(buffer)
-
-
-def _blob_bytes(header: bytes) -> int:
-    try:
-        total = sum(int(size) for size in json.loads(header).get("blobs", []))
-    except (ValueError, AttributeError, TypeError):
-        return 0
-    return min(max(total, 0), MAX_REPLY_BYTES + 1)

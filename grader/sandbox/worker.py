@@ -20,7 +20,9 @@ import resource
 import select
 import signal
 import sys
+import time
 import traceback
+from dataclasses import dataclass
 from typing import Any
 
 from grader.sandbox import protocol
@@ -74,15 +76,30 @@ def describe(exc: BaseException, filename: str | None = None) -> tuple[str, int 
     return text[:500], line
 
 
+@dataclass
+class Snapshot:
+    """A forked copy of the namespace, taken right after the cell that defined an exercise."""
+
+    pid: int
+    requests: int
+    replies: int
+    executed: int
+
+
 class Worker:
     """State of one worker process: the student's namespace and the parsed cells."""
 
-    def __init__(self, in_fd: int, out_fd: int) -> None:
+    def __init__(self, in_fd: int, out_fd: int,
+                 namespace: dict[str, Any] | None = None) -> None:
         self.stream = os.fdopen(in_fd, "rb", buffering=0)
         self.out_fd = out_fd
-        self.namespace: dict[str, Any] = {"__builtins__": builtins, "__name__": "__main__"}
+        self.namespace: dict[str, Any] = namespace if namespace is not None else {
+            "__builtins__": builtins, "__name__": "__main__"}
         self.trees: dict[int, ast.Module] = {}
-        self.max_output = 64 << 20
+        self.watch: list[str] = []
+        self.snapshots: dict[str, Snapshot] = {}
+        self.seen: dict[str, int] = {}
+        self.executed = 0  # statements run so far; a snapshot remembers the count it saw
 
     def serve(self) -> None:
         """Answer requests until the grader closes the channel."""
@@ -105,6 +122,7 @@ class Worker:
                 import torch
 
                 torch.set_num_threads(1)  # a single thread keeps fork() safe
+        self.watch = [str(name) for name in header.get("watch", [])]
         self.namespace["__name__"] = header.get("module_name", "__main__")
         self.namespace["get_ipython"] = lambda: Shell(self.namespace)
         self.namespace["display"] = lambda *args, **kwargs: None
@@ -117,6 +135,7 @@ class Worker:
             self.trees[cell] = ast.parse(header["source"], filename=filename)
         node = self.trees[cell].body[index]
         code = compile(ast.Module([node], type_ignores=[]), filename, "exec")
+        self.executed += 1
         previous = signal.signal(signal.SIGALRM, _raise_timeout)
         signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
@@ -136,8 +155,43 @@ class Worker:
             _flush()
         return reply, None
 
+    def op_snapshot(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
+        self._snapshot_new_definitions()
+        return {"status": "ok"}, None
+
+    def _snapshot_new_definitions(self) -> None:
+        """Fork a snapshot for the exercises that the cell just (re)defined."""
+        changed = [name for name in self.watch if name in self.namespace
+                   and id(self.namespace[name]) != self.seen.get(name)]
+        if not changed:
+            return
+        request_r, request_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the snapshot: answer calls from the worker, never from the grader
+            for fd in (request_w, reply_r, self.out_fd, self.stream.fileno(),
+                       *(fd for snap in self.snapshots.values()
+                         for fd in (snap.requests, snap.replies))):
+                _close(fd)
+            Worker(request_r, reply_w, self.namespace).serve()
+            os._exit(0)
+        os.close(request_r)
+        os.close(reply_w)
+        snapshot = Snapshot(pid, request_w, reply_r, self.executed)
+        for name in changed:
+            self.seen[name] = id(self.namespace[name])
+            old = self.snapshots.get(name)
+            self.snapshots[name] = snapshot
+            if old is not None and old not in self.snapshots.values():
+                for fd in (old.requests, old.replies):
+                    _close(fd)
+                _kill_group(old.pid)
+                os.waitpid(old.pid, 0)
+
     def op_call(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
         name, kind = header["name"], header["kind"]
+        if header.get("at") == "definition":
+            return self._call_in_snapshot(header, value)
         target = self.namespace.get(name)
         wanted = "class" if kind == "class" else "function"
         if target is None:
@@ -153,9 +207,22 @@ class Worker:
         os.close(write_fd)
         return self._collect(pid, read_fd, float(header["timeout"]))
 
-    def _collect(self, pid: int, read_fd: int, timeout: float) -> tuple[dict[str, Any], Any]:
-        import time
+    def _call_in_snapshot(self, header: dict[str, Any],
+                          value: Any) -> tuple[dict[str, Any], Any]:
+        snapshot = self.snapshots.get(header["name"])
+        if snapshot is None or snapshot.executed == self.executed:
+            return {"status": "no-snapshot"}, None  # none, or the same state as the end
+        timeout = float(header["timeout"]) + 1.0
+        try:
+            protocol.send(snapshot.requests, dict(header, at="end"), value)
+            frame = protocol.read_frame(snapshot.replies, time.monotonic() + timeout,
+                                        MAX_CHILD_BYTES)
+        except (OSError, EOFError, TimeoutError):
+            return {"status": "crashed", "message": "the snapshot of the notebook's state "
+                    "did not answer"}, None
+        return {"status": "relay"}, frame
 
+    def _collect(self, pid: int, read_fd: int, timeout: float) -> tuple[dict[str, Any], Any]:
         deadline = time.monotonic() + timeout
         chunks, size, timed_out = [], 0, False
         while True:
@@ -201,6 +268,13 @@ def _child_call(write_fd: int, target: Any, kind: str, value: Any, header: dict[
     finally:
         _flush()
         os._exit(0)
+
+
+def _close(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
 
 
 def _kill_group(pid: int) -> None:
