@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
@@ -172,7 +171,8 @@ def test_a_module_that_does_not_parse_scores_zero_and_names_the_line():
 
 def test_jupyter_semantics_on_request(make_submission):
     path = make_submission(["import numpy as np\n1 / 0\n"
-                            "def softmax(x):\n    return np.exp(x) / np.exp(x).sum(-1, keepdims=True)",
+                            "def softmax(x):\n"
+                            "    return np.exp(x) / np.exp(x).sum(-1, keepdims=True)",
                             "def causal_mask(n):\n    return np.triu(np.full((n, n), -np.inf), 1)"])
     basics = registry.get("attention_basics")
     lenient = grading.grade(path, basics, FAST)
