@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import io
+import json
+
+import pytest
 
 from grader import cli
+from tests.conftest import ROOT
 
 
 def invoke(*argv: str) -> tuple[int, str, str]:
@@ -40,3 +44,86 @@ def test_references_verify_passes_on_the_shipped_references():
 def test_unknown_assignment_is_a_usage_error():
     code, _, err = invoke("references", "verify", "nope")
     assert code == 2 and "unknown assignment 'nope'" in err
+
+
+CORPUS = "tests/corpus"
+
+
+def test_run_prints_a_summary_and_writes_the_json_schema(tmp_path):
+    out_json = tmp_path / "result.json"
+    code, out, err = invoke("run", f"{CORPUS}/udl_attention/seed002.ipynb", "--assignment",
+                            "udl_attention", "--json", str(out_json))
+    assert code == 0, err
+    assert "seed002.ipynb · udl_attention: 6.66667 / 10" in out
+    assert "✗ multihead_scaled_self_attention 1/4  (1/4 checks)" in out
+    data = json.loads(out_json.read_text())
+    assert set(data) >= {"schema", "assignment", "submission", "status", "error", "score",
+                         "max_score", "duration_s", "cells", "exercises"}
+    assert (data["schema"], data["status"], data["error"]) == ("grader.result/1", "graded", None)
+    assert data["score"] == pytest.approx(6.666667) and data["max_score"] == 10.0
+    exercise = data["exercises"][4]
+    assert set(exercise) >= {"name", "score", "max_score", "status", "checks"}
+    assert exercise["status"] == "failed"
+    check = exercise["checks"][0]
+    assert set(check) >= {"name", "visibility", "passed", "score", "max_score", "message",
+                          "diagnosis"}
+    assert (check["visibility"], check["passed"]) == ("public", False)
+    assert data["cells"][0]["index"] == 1 and data["cells"][0]["status"] == "error"
+
+
+def test_assignment_comes_from_metadata_or_file_name(tmp_path):
+    code, out, _ = invoke("run", f"{CORPUS}/udl_attention/loops.ipynb")
+    assert code == 0 and "loops.ipynb · udl_attention: 10 / 10" in out
+    named = tmp_path / "bob_attention_basics.py"
+    named.write_text((ROOT / "solutions" / "attention_basics.py").read_text())
+    code, out, _ = invoke("run", str(named))
+    assert code == 0 and "bob_attention_basics.py · attention_basics: 10 / 10" in out
+
+
+def test_unknown_assignment_is_a_usage_error_naming_the_file(tmp_path):
+    path = tmp_path / "mystery.py"
+    path.write_text("x = 1\n")
+    code, out, err = invoke("run", str(path))
+    assert code == 2 and out == ""
+    assert f"cannot tell the assignment of {path}" in err and "pass --assignment NAME" in err
+
+
+def test_error_status_and_fail_under_exit_1(tmp_path):
+    code, out, _ = invoke("run", f"{CORPUS}/broken/not_json.ipynb", "--assignment",
+                          "attention_basics")
+    assert code == 1 and "could not be graded" in out
+    seed = (f"{CORPUS}/udl_attention/seed002.ipynb", "--assignment", "udl_attention")
+    assert invoke("run", *seed, "--fail-under", "7")[0] == 1
+    assert invoke("run", *seed, "--fail-under", "6")[0] == 0
+
+
+def test_a_folder_is_every_submission_in_it(tmp_path):
+    for name in ("a_udl_attention.py", "b_udl_attention.py"):
+        (tmp_path / name).write_text((ROOT / "solutions" / "udl_attention.py").read_text())
+    (tmp_path / "notes.txt").write_text("not a submission")
+    out_json = tmp_path / "all.json"
+    code, out, _ = invoke("run", str(tmp_path), "--json", str(out_json))
+    assert code == 0
+    data = json.loads(out_json.read_text())
+    assert data["schema"] == "grader.results/1"
+    assert [r["score"] for r in data["results"]] == [10.0, 10.0]
+
+
+def test_check_runs_public_cases_only():
+    code, out, _ = invoke("check", f"{CORPUS}/udl_attention/seed002.ipynb", "--assignment",
+                          "udl_attention")
+    assert code == 1
+    assert "seed002.ipynb · udl_attention: 4 / 5 public checks pass (public cases only)" in out
+    assert "✓ self_attention (1/1 checks)" in out
+    assert "seed-002 (public): values differ (rtol=1e-06, atol=1e-08)" in out
+    assert "        Mismatched elements: 48 / 48" in out
+    code, _, _ = invoke("check", "solutions/udl_attention.py")
+    assert code == 0
+
+
+def test_missing_files():
+    code, out, _ = invoke("run", "nowhere/alice.ipynb", "--assignment", "udl_attention")
+    assert code == 1
+    assert "nowhere/alice.ipynb: cannot be read (No such file or directory)" in out
+    code, _, err = invoke("run", "nowhere", "--assignment", "udl_attention")
+    assert code == 2 and err == "grade: error: nowhere: no such file or folder\n"

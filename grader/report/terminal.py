@@ -26,26 +26,36 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
         console.print(f"[bold]{title}[/]: [red]could not be graded[/]")
         console.print(f"  {escape(result.error or '')}")
         return target.getvalue()
-    scope = " (public cases only)" if result.public_only else ""
-    console.print(f"[bold]{title}[/]: [bold]{result.score:g} / {result.max_score:g}[/]"
-                  f"{scope} in {result.duration_s:.2f} s")
+    if result.public_only:
+        passed = sum(c.passed for e in result.exercises for c in e.checks)
+        total = sum(len(e.checks) for e in result.exercises)
+        console.print(f"[bold]{title}[/]: [bold]{passed} / {total} public checks pass[/] "
+                      f"(public cases only) in {result.duration_s:.2f} s")
+    else:
+        console.print(f"[bold]{title}[/]: [bold]{result.score:g} / {result.max_score:g}[/]"
+                      f" in {result.duration_s:.2f} s")
     for exercise in result.exercises:
         style = _STYLE.get(exercise.status, "")
         passed = sum(check.passed for check in exercise.checks)
+        points = "" if result.public_only else f"{exercise.score:g}/{exercise.max_score:g}  "
         console.print(f"  [{style}]{_MARK.get(exercise.status, '·')} {exercise.name}[/] "
-                      f"{exercise.score:g}/{exercise.max_score:g}  "
-                      f"({passed}/{len(exercise.checks)} checks)")
+                      f"{points}({passed}/{len(exercise.checks)} checks)")
         shown = set()
         for check in exercise.checks:
             if check.passed:
                 continue
-            line = (f"{check.diagnosis.message}" if check.diagnosis
-                    else check.message.splitlines()[0] if check.message else check.status.value)
-            if line in shown and not verbose:
+            lines = check.message.splitlines() or [check.status.value]
+            if check.diagnosis:
+                lines = [check.diagnosis.message, *lines]
+            if lines[0] in shown and not verbose:
                 continue
-            shown.add(line)
-            where = f"{check.name} ({check.visibility.value})"
-            console.print(f"      {escape(where)}: {escape(line)}")
+            shown.add(lines[0])
+            public = check.visibility.value == "public"
+            detail = lines[:8] if public or verbose else lines[:1]
+            console.print(f"      {escape(check.name)} ({check.visibility.value}): "
+                          f"{escape(detail[0])}")
+            for line in detail[1:]:
+                console.print(f"        {escape(line)}")
     for cell in result.cells:
         console.print(f"  [{_STYLE.get(cell.status, '')}]cell {cell.index} "
                       f"{cell.status.value}[/]: {escape(cell.message)}")

@@ -47,7 +47,7 @@ def encode(value: Any, arrays: list[np.ndarray]) -> Any:
         array = np.asarray(value)
         if array.dtype.kind not in NUMERIC_KINDS:
             return {"$u": f"numpy array of dtype {array.dtype}"}
-        arrays.append(np.ascontiguousarray(array))
+        arrays.append(np.array(array, order="C", subok=False))  # keeps 0-d arrays 0-d
         return {"$a": len(arrays) - 1}
     return {"$u": f"{type(value).__module__}.{type(value).__qualname__}"}
 

@@ -197,8 +197,8 @@ class Worker:
         if target is None:
             return {"status": "missing", "message": f"no {wanted} named {name} is defined"}, None
         if kind == "class" and not isinstance(target, type) or not callable(target):
-            return {"status": "missing", "message": f"{name} is a {type(target).__name__}, "
-                    f"not a {wanted}"}, None
+            return {"status": "missing", "message": f"{name} is of type "
+                    f"{type(target).__name__}, not a {wanted}"}, None
         read_fd, write_fd = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: call, answer, vanish

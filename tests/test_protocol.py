@@ -1,0 +1,87 @@
+"""Frames between grader and worker: numeric data only, sizes capped, no pickles."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+from grader.sandbox import protocol
+from grader.sandbox.protocol import ProtocolError, Unsupported
+
+
+def roundtrip(value, limit=1 << 20):
+    return protocol.unpack(io.BytesIO(protocol.pack({"op": "x"}, value)), limit)
+
+
+def test_arrays_tuples_lists_dicts_and_scalars_survive():
+    header, value = roundtrip((np.arange(3.0), [1, 2.5], {"w": np.eye(2)}, None, np.float32(2)))
+    assert header == {"op": "x"}
+    assert value[0].tolist() == [0.0, 1.0, 2.0]
+    assert value[1] == [1, 2.5]
+    assert value[2]["w"].tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    assert value[3] is None and float(value[4]) == 2.0
+
+
+def test_non_finite_floats_travel_as_arrays():
+    _, value = roundtrip(float("nan"))
+    assert np.isnan(value)
+
+
+class Sneaky(np.ndarray):
+    def __eq__(self, other):
+        return True
+
+
+class Liar:
+    def __eq__(self, other):
+        return True
+
+    def __array_ufunc__(self, *args, **kwargs):
+        return True
+
+
+def test_anything_but_plain_numeric_data_arrives_as_its_type_name():
+    _, value = roundtrip((np.arange(3).view(Sneaky), Liar(), np.array(["a"]),
+                          np.array([object()], dtype=object)))
+    assert [v.type_name for v in value] == [
+        "tests.test_protocol.Sneaky", "tests.test_protocol.Liar", "numpy array of dtype <U1",
+        "numpy array of dtype object"]
+    assert all(isinstance(v, Unsupported) for v in value)
+
+
+def _frame(header: dict, blobs: list[bytes]) -> io.BytesIO:
+    head = json.dumps(dict(header, blobs=[len(b) for b in blobs])).encode()
+    return io.BytesIO(protocol.LENGTH.pack(len(head)) + head + b"".join(blobs))
+
+
+def test_pickled_arrays_are_refused():
+    buffer = io.BytesIO()
+    np.save(buffer, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(ProtocolError, match="not valid .npy data"):
+        protocol.unpack(_frame({"value": {"$a": 0}}, [buffer.getvalue()]), 1 << 20)
+
+
+@pytest.mark.parametrize("frame, message", [
+    (_frame({"value": {"$a": 3}}, []), "array reference out of range"),
+    (_frame({"value": {"$zz": 1}}, []), "unknown tag"),
+    (_frame({"value": [1, 2]}, []), "bare list"),
+    (io.BytesIO(protocol.LENGTH.pack(5) + b"nope!"), "header is not JSON"),
+    (io.BytesIO(protocol.LENGTH.pack(1 << 30)), "over the 1048576 byte limit"),
+])
+def test_malformed_frames_are_refused(frame, message):
+    with pytest.raises(ProtocolError, match=message):
+        protocol.unpack(frame, 1 << 20)
+
+
+def test_array_bytes_are_capped():
+    with pytest.raises(ProtocolError, match="over the 100 byte limit"):
+        roundtrip(np.zeros(1000), limit=100)
+
+
+def test_truncated_frame_is_end_of_file():
+    data = protocol.pack({"op": "x"}, np.zeros(10))
+    with pytest.raises(EOFError):
+        protocol.unpack(io.BytesIO(data[:-5]), 1 << 20)

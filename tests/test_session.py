@@ -1,0 +1,115 @@
+"""The sandbox session: statements, calls in forks, deadlines, restarts and replay."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from grader import loading
+from grader.model import Status
+from grader.sandbox.protocol import Unsupported
+from grader.sandbox.session import Limits, Session
+
+LIMITS = Limits(cell_timeout=1, call_timeout=1, memory_mb=1024)
+
+
+def run(make_submission, cells, **kwargs):
+    session = Session(LIMITS, watch=("f",), **kwargs)
+    results = session.run(loading.load(make_submission(cells)))
+    return session, results
+
+
+def test_state_survives_a_failing_statement(make_submission):
+    session, cells = run(make_submission, ["a = 2\nb = a / 0\ndef f(x):\n    return x * a"])
+    with session:
+        assert cells[0].status is Status.ERROR
+        assert cells[0].message.startswith("line 2: ZeroDivisionError: division by zero")
+        outcome = session.call("f", "function", (np.arange(3.0),), {}, None)
+    assert outcome.status is Status.PASSED
+    assert outcome.value.tolist() == [0.0, 2.0, 4.0]
+
+
+def test_replay_after_a_crash_keeps_earlier_statements_but_not_their_output(make_submission):
+    session, cells = run(make_submission, [
+        "print('once')\nk = 3", "import os\nos._exit(1)", "def f(x):\n    return x + k"])
+    with session:
+        assert [c.status for c in cells] == [Status.CRASHED]
+        assert session.restarts == 1
+        assert session.call("f", "function", (1,), {}, None).value == 4
+        assert session.captured_output() == "once\n"
+
+
+def test_calls_cannot_change_each_others_state(make_submission):
+    session, _ = run(make_submission, ["counter = [0]\ndef f(x):\n    counter[0] += 1\n"
+                                       "    return counter[0]"])
+    with session:
+        values = [session.call("f", "function", (0,), {}, None).value for _ in range(3)]
+    assert values == [1, 1, 1]
+
+
+def test_returned_objects_are_reduced_to_numbers_or_named(make_submission):
+    session, _ = run(make_submission, [
+        "import numpy as np\nclass M(np.ndarray):\n    def __eq__(self, o):\n        return True\n"
+        "class Liar:\n    def __eq__(self, o):\n        return True\n"
+        "def f(kind):\n    return np.arange(2).view(M) if kind == 0 else Liar()"])
+    with session:
+        subclass = session.call("f", "function", (0,), {}, None).value
+        liar = session.call("f", "function", (1,), {}, None).value
+    assert type(subclass) is np.ndarray and subclass.tolist() == [0, 1]
+    assert isinstance(liar, Unsupported) and liar.type_name == "__main__.Liar"
+
+
+@pytest.mark.parametrize("body, status, message", [
+    ("    while True:\n        pass", Status.TIMEOUT, "did not return within 1 s"),
+    ("    import os\n    os.kill(os.getpid(), 9)", Status.ERROR,
+     "crashed: the process died from SIGKILL (killed, often for memory)"),
+    ("    raise ValueError('bad shape')", Status.ERROR, "raised ValueError: bad shape (line 2)"),
+])
+def test_call_failures_are_outcomes(make_submission, body, status, message):
+    session, _ = run(make_submission, [f"def f(x):\n{body}"])
+    with session:
+        outcome = session.call("f", "function", (0,), {}, None)
+    assert (outcome.status, outcome.message) == (status, message)
+
+
+def test_missing_and_non_callable(make_submission):
+    session, _ = run(make_submission, ["f = 3"])
+    with session:
+        assert session.call("g", "function", (), {}, None).message == \
+            "no function named g is defined"
+        assert session.call("f", "function", (), {}, None).message == \
+            "f is of type int, not a function"
+
+
+def test_definition_snapshot_sees_the_globals_of_its_cell(make_submission):
+    session, _ = run(make_submission, ["scale = 2\ndef f(x):\n    return x * scale",
+                                       "scale = 100"])
+    with session:
+        assert session.call("f", "function", (1,), {}, None, at="end").value == 100
+        assert session.call("f", "function", (1,), {}, None, at="definition").value == 2
+
+
+def test_a_later_redefinition_replaces_the_snapshot(make_submission):
+    session, _ = run(make_submission, ["def f(x):\n    return 1", "def f(x):\n    return 2",
+                                       "y = 0"])
+    with session:
+        assert session.call("f", "function", (0,), {}, None, at="definition").value == 2
+
+
+def test_submission_deadline_stops_everything(make_submission):
+    session = Session(Limits(cell_timeout=5, call_timeout=1, submission_timeout=1))
+    with session:
+        cells = session.run(loading.load(make_submission(["import time\ntime.sleep(3)",
+                                                           "x = 1"])))
+        late = session.call("f", "function", (), {}, None)
+    assert cells[-1].message.endswith("the submission's time limit of 1 s was used up")
+    assert late.status is Status.TIMEOUT
+
+
+def test_student_code_sees_an_empty_folder_and_minimal_environment(make_submission):
+    session, _ = run(make_submission, [
+        "import os\ndef f(x):\n    return [len(os.listdir('.')), len(os.environ)]"])
+    with session:
+        files, variables = session.call("f", "function", (0,), {}, None).value
+    assert files == 0
+    assert variables <= 16
