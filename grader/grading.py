@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import compare, loading, references, registry, scoring
-from grader.errors import SubmissionError, UsageError
+from grader.errors import GraderError, SubmissionError, UsageError
 from grader.model import (
     Assignment,
     Case,
@@ -74,11 +74,21 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None) ->
                       public_only=options.public_only)
     stored = references.load(assignment, public_only=options.public_only)
     session = _session(submission, assignment, options)
-    with session:
-        cells = session.run(submission)
-        exercises = tuple(_grade_exercise(session, exercise, stored, options.public_only)
-                          for exercise in assignment.exercises)
-        output = session.captured_output()
+    try:
+        with session:
+            cells = session.run(submission)
+            exercises = tuple(_grade_exercise(session, exercise, stored, options.public_only)
+                              for exercise in assignment.exercises)
+            output = session.captured_output()
+    except GraderError:
+        raise
+    except Exception as exc:  # our bug: this submission gets an error, the batch goes on
+        return Result(assignment=assignment.name, submission=str(path), status=Status.ERROR,
+                      score=0.0, max_score=assignment.max_score,
+                      duration_s=round(time.monotonic() - started, 3),
+                      error=f"{path}: the grader failed ({type(exc).__name__}: {exc}); "
+                      "grade it again, and report this if it repeats",
+                      public_only=options.public_only, sha256=submission.sha256)
     score, max_score = scoring.total(exercises)
     return Result(assignment=assignment.name, submission=str(path), status=Status.GRADED,
                   score=score, max_score=max_score,

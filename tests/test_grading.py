@@ -189,3 +189,25 @@ def test_a_correct_notebook_grades_well_under_a_second():
     result = grade("udl_attention/loops.ipynb", grading.Options())
     assert result.score == 10.0
     assert result.duration_s < 5  # generous: shared CI machines; bench/ measures the real figure
+
+
+KERNEL = grading.Options(limits=FAST.limits, engine="kernel")
+
+
+@pytest.mark.slow
+def test_both_engines_give_the_whole_corpus_the_same_scores():
+    differences = []
+    for relative in sorted(EXPECTED):
+        fast, kernel = grade(relative), grade(relative, KERNEL)
+        fast_scores = [(e.name, e.score) for e in fast.exercises]
+        kernel_scores = [(e.name, e.score) for e in kernel.exercises]
+        if fast_scores != kernel_scores or [c.index for c in fast.cells] != \
+                [c.index for c in kernel.cells]:
+            differences.append((relative, fast_scores, kernel_scores))
+    assert differences == []
+
+
+def test_kernel_engine_reports_its_weaker_isolation():
+    result = grade("udl_attention/vectorised.py", KERNEL)
+    assert result.score == 10.0
+    assert result.isolation.startswith("a real Jupyter kernel")

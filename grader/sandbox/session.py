@@ -217,19 +217,35 @@ class Session:
             return _WorkerLost(Status.CRASHED, f"the interpreter died from {name}{hint}, {when}")
         return _WorkerLost(Status.CRASHED, f"the interpreter exited with code {code}, {when}")
 
+    @property
+    def _alive(self) -> bool:
+        return self._proc is not None
+
     def _ensure_worker(self) -> None:
         """Start a worker if there is none, replaying the statements that ran before."""
-        if self._proc is not None:
+        if self._alive:
             return
         self._start_worker()
         self.output.muted = True
         try:
             for cell, index in self._replay:
-                request = (_exec_request(cell, index, self.limits.cell_timeout)
-                           if index >= 0 else {"op": "snapshot"})
-                self._request(request, None, self.limits.cell_timeout + GRACE_S)
+                self._replay_statement(cell, index)
         finally:
             self.output.muted = False
+
+    def _replay_statement(self, cell: Cell, index: int) -> None:
+        request = (self._snapshot_request() if index < 0
+                   else _exec_request(cell, index, self.limits.cell_timeout))
+        self._request(request, None, self.limits.cell_timeout + GRACE_S)
+
+    def _exec_statement(self, cell: Cell, index: int) -> dict[str, Any]:
+        """Run one statement; the worker's reply (status, message, line)."""
+        reply, _ = self._request(_exec_request(cell, index, self.limits.cell_timeout),
+                                 None, self.limits.cell_timeout + GRACE_S)
+        return reply
+
+    def _snapshot_request(self) -> dict[str, Any]:
+        return {"op": "snapshot"}
 
     def _restart(self) -> None:
         self._stop_worker()
@@ -286,10 +302,10 @@ class Session:
 
     def _snapshot(self, cell: Cell) -> None:
         """Let the worker keep the state right after this cell for what the cell defined."""
-        if not self.watch or self._proc is None:
+        if not self.watch or not self._alive:
             return
         try:
-            self._request({"op": "snapshot"}, None, self.limits.cell_timeout + GRACE_S)
+            self._request(self._snapshot_request(), None, self.limits.cell_timeout + GRACE_S)
             self._replay.append((cell, -1))
         except _WorkerLost:
             self._restart()
@@ -301,8 +317,7 @@ class Session:
                                     f"{self.limits.submission_timeout:g} s was used up")
         try:
             self._ensure_worker()
-            reply, _ = self._request(_exec_request(cell, index, self.limits.cell_timeout),
-                                     None, self.limits.cell_timeout + GRACE_S)
+            reply = self._exec_statement(cell, index)
         except _WorkerLost as lost:
             self._restart()
             if lost.status is Status.TIMEOUT:

@@ -89,10 +89,7 @@ class Snapshot:
 class Worker:
     """State of one worker process: the student's namespace and the parsed cells."""
 
-    def __init__(self, in_fd: int, out_fd: int,
-                 namespace: dict[str, Any] | None = None) -> None:
-        self.stream = os.fdopen(in_fd, "rb", buffering=0)
-        self.out_fd = out_fd
+    def __init__(self, namespace: dict[str, Any] | None = None) -> None:
         self.namespace: dict[str, Any] = namespace if namespace is not None else {
             "__builtins__": builtins, "__name__": "__main__"}
         self.trees: dict[int, ast.Module] = {}
@@ -100,20 +97,26 @@ class Worker:
         self.snapshots: dict[str, Snapshot] = {}
         self.seen: dict[str, int] = {}
         self.executed = 0  # statements run so far; a snapshot remembers the count it saw
+        self.channel: tuple[int, ...] = ()
 
-    def serve(self) -> None:
-        """Answer requests until the grader closes the channel."""
+    def serve(self, in_fd: int, out_fd: int) -> None:
+        """Answer requests until the other side closes the channel."""
+        self.channel = (in_fd, out_fd)
+        stream = os.fdopen(in_fd, "rb", buffering=0)
         while True:
             try:
-                header, value = protocol.unpack(self.stream, MAX_CHILD_BYTES)
+                header, value = protocol.unpack(stream, MAX_CHILD_BYTES)
             except EOFError:
                 return
-            handler = getattr(self, f"op_{header.get('op')}", None)
-            reply, result = handler(header, value) if handler else ({"status": "bad-op"}, None)
-            if reply["status"] == "relay":  # the child's frame, passed on as it is
-                protocol.write_all(self.out_fd, result)
-            else:
-                protocol.send(self.out_fd, reply, result)
+            protocol.write_all(out_fd, self.answer(header, value))
+
+    def answer(self, header: dict[str, Any], value: Any) -> bytes:
+        """The reply frame to one request."""
+        handler = getattr(self, f"op_{header.get('op')}", None)
+        reply, result = handler(header, value) if handler else ({"status": "bad-op"}, None)
+        if reply["status"] == "relay":  # a child's frame, passed on as it is
+            return bytes(result)
+        return protocol.pack(reply, result)
 
     def op_hello(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
         for module in header.get("preload", []):
@@ -123,9 +126,10 @@ class Worker:
 
                 torch.set_num_threads(1)  # a single thread keeps fork() safe
         self.watch = [str(name) for name in header.get("watch", [])]
-        self.namespace["__name__"] = header.get("module_name", "__main__")
-        self.namespace["get_ipython"] = lambda: Shell(self.namespace)
-        self.namespace["display"] = lambda *args, **kwargs: None
+        if header.get("shell", True):  # not inside a real IPython kernel
+            self.namespace["__name__"] = header.get("module_name", "__main__")
+            self.namespace["get_ipython"] = lambda: Shell(self.namespace)
+            self.namespace["display"] = lambda *args, **kwargs: None
         return {"status": "ok", "pid": os.getpid()}, None
 
     def op_exec(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
@@ -156,6 +160,8 @@ class Worker:
         return reply, None
 
     def op_snapshot(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
+        if "executed" in header:  # a kernel runs the statements itself and tells the count
+            self.executed = int(header["executed"])
         self._snapshot_new_definitions()
         return {"status": "ok"}, None
 
@@ -169,12 +175,14 @@ class Worker:
         reply_r, reply_w = os.pipe()
         pid = os.fork()
         if pid == 0:  # the snapshot: answer calls from the worker, never from the grader
-            for fd in (request_w, reply_r, self.out_fd, self.stream.fileno(),
+            for fd in (request_w, reply_r, *self.channel,
                        *(fd for snap in self.snapshots.values()
                          for fd in (snap.requests, snap.replies))):
                 _close(fd)
-            Worker(request_r, reply_w, self.namespace).serve()
-            os._exit(0)
+            try:
+                Worker(self.namespace).serve(request_r, reply_w)
+            finally:
+                os._exit(0)
         os.close(request_r)
         os.close(reply_w)
         snapshot = Snapshot(pid, request_w, reply_r, self.executed)
@@ -331,7 +339,26 @@ def main() -> None:
     import json
 
     apply_limits(json.loads(os.environ.pop("GRADER_LIMITS", "{}")))
-    Worker(in_fd, out_fd).serve()
+    Worker().serve(in_fd, out_fd)
+
+
+_KERNEL_WORKER: Worker | None = None
+
+
+def kernel_answer(namespace: dict[str, Any], request: str, reply: str) -> None:
+    """Answer one request file with a reply file, inside a Jupyter kernel (`--engine kernel`).
+
+    The kernel's namespace is the student's; the same Worker answers calls and snapshots, so
+    both engines check exercises the same way.
+    """
+    global _KERNEL_WORKER
+    if _KERNEL_WORKER is None or _KERNEL_WORKER.namespace is not namespace:
+        _KERNEL_WORKER = Worker(namespace)
+    with open(request, "rb") as stream:
+        header, value = protocol.unpack(stream, MAX_CHILD_BYTES)
+    frame = _KERNEL_WORKER.answer(header, value)
+    with open(reply, "wb") as stream:
+        stream.write(frame)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,5 @@
+"""`python -m grader` runs the `grade` command."""
+
+from grader.cli import main
+
+main()

@@ -1,0 +1,212 @@
+"""`--engine kernel`: the same semantics as the fast engine, in a real Jupyter kernel.
+
+Each top-level statement runs as its own cell through nbclient, with errors allowed, so a
+failing statement is recorded and the next one runs; a statement past its time limit is
+interrupted, and a kernel that dies or will not stop is restarted and the statements before
+are replayed. Exercises are called through `worker.kernel_answer`, which forks inside the
+kernel exactly as the fast engine's worker does, and answers with the same protocol frames.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import re
+import resource
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from jupyter_core.utils import run_sync
+from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbformat.v4 import new_code_cell, new_notebook
+
+from grader.model import Cell, Status
+from grader.sandbox import isolation, protocol
+from grader.sandbox.session import MAX_REPLY_BYTES, Session, _WorkerLost
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+ANSWER = ("__import__('grader.sandbox.worker', fromlist=['kernel_answer']).kernel_answer("
+          "get_ipython().user_ns, {request!r}, {reply!r})")
+KERNEL_OVERHEAD = 512 << 20
+# nbclient logs every timeout and dead kernel as an error; the result reports them instead.
+_QUIET = logging.getLogger("grader.kernel")
+_QUIET.addHandler(logging.NullHandler())
+_QUIET.propagate = False
+_LIMITS = {"memory": resource.RLIMIT_AS, "cpu": resource.RLIMIT_CPU,
+           "file_size": resource.RLIMIT_FSIZE}
+
+
+class KernelSession(Session):
+    """A `Session` whose statements and calls run in an IPython kernel."""
+
+    isolation_note = ("a real Jupyter kernel in its own process group and empty folder, with "
+                      "resource limits; no namespaces (use the fast engine for isolation)")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.isolation = self.isolation_note
+        self._client: NotebookClient | None = None
+        self._executed = 0
+
+    # ------------------------------------------------------------------ life cycle
+
+    def _start_worker(self) -> None:
+        home = self._ensure_home()
+        env = isolation.environment(home)
+        env["PYTHONPATH"] = str(isolation.PACKAGE_PARENT)
+        env["GRADER_SANDBOX"] = "1"
+        env["MALLOC_ARENA_MAX"] = "2"  # one 64 MiB arena per thread would eat the memory limit
+        client = NotebookClient(new_notebook(), timeout=self.limits.cell_timeout, log=_QUIET,
+                                allow_errors=True, interrupt_on_timeout=True,
+                                kernel_name="python3", startup_timeout=60,
+                                resources={"metadata": {"path": str(home)}})
+        client.km = client.create_kernel_manager()
+        client.km.transport = "ipc"  # unix sockets in the work folder, not TCP
+        client.km.ip = str(home / "kernel")
+        client.start_new_kernel(cwd=str(home), env=env, stdin=_devnull(), stderr=_devnull())
+        client.start_new_kernel_client()
+        self._client = client
+        pid = self._kernel_pid()
+        for key, amount in self.limits.rlimits().items():
+            if key == "memory":
+                amount += KERNEL_OVERHEAD  # the kernel's own threads reserve address space
+            if key in _LIMITS and pid:
+                resource.prlimit(pid, _LIMITS[key], (amount, amount))
+        self._executed = 0
+        reply, _ = self._request({"op": "hello", "preload": list(self.preload),
+                                  "watch": list(self.watch), "shell": False}, None, 60.0)
+        if reply.get("status") != "ok":
+            raise _WorkerLost(Status.CRASHED, "the kernel did not start")
+
+    def _ensure_home(self) -> Path:
+        if self._home is None:
+            import tempfile
+
+            self._home = Path(tempfile.mkdtemp(prefix="grader-kernel-"))
+        return self._home
+
+    def _kernel_pid(self) -> int | None:
+        provisioner = self._client.km.provisioner if self._client else None
+        return getattr(provisioner, "pid", None)
+
+    def _stop_worker(self) -> None:
+        client, self._client = self._client, None
+        if client is None:
+            return
+        pid = getattr(client.km.provisioner, "pid", None)
+        try:
+            if client.kc is not None:
+                client.kc.stop_channels()
+            if client.km is not None:
+                run_sync(client.km.shutdown_kernel)(now=True)
+        except Exception:  # a dead kernel cannot be shut down politely
+            pass
+        if pid:
+            for kill in (lambda: os.killpg(pid, signal.SIGKILL),
+                         lambda: os.kill(pid, signal.SIGKILL)):
+                try:
+                    kill()
+                except (ProcessLookupError, PermissionError):
+                    pass
+
+    @property
+    def _alive(self) -> bool:
+        return self._client is not None
+
+    # ------------------------------------------------------------------ transport
+
+    def _run_source(self, source: str, timeout: float) -> tuple[list[Any], float]:
+        """Run code as one cell; return its outputs and the seconds it took."""
+        client = self._client
+        assert client is not None
+        cell = new_code_cell(source)
+        client.nb.cells = [cell]
+        client.timeout = timeout
+        started = time.monotonic()
+        try:
+            client.execute_cell(cell, 0, store_history=False)
+        except DeadKernelError:
+            raise self._kernel_lost("the kernel died") from None
+        except (CellTimeoutError, TimeoutError, RuntimeError):
+            raise _WorkerLost(Status.TIMEOUT, "the kernel did not stop when interrupted") \
+                from None
+        return list(cell.outputs), time.monotonic() - started
+
+    def _kernel_lost(self, message: str) -> _WorkerLost:
+        return _WorkerLost(Status.CRASHED, f"{message}, while it ran")
+
+    def _request(self, header: dict[str, Any], value: Any,
+                 timeout: float) -> tuple[dict[str, Any], Any]:
+        home = self._ensure_home()
+        request, reply = home / "grader-request.bin", home / "grader-reply.bin"
+        request.write_bytes(protocol.pack(header, value))
+        reply.unlink(missing_ok=True)
+        outputs, _ = self._run_source(ANSWER.format(request=str(request), reply=str(reply)),
+                                      timeout)
+        if not reply.exists():
+            error = _error(outputs)
+            raise _WorkerLost(Status.CRASHED, f"the kernel did not answer ({error})")
+        try:
+            return protocol.unpack(io.BytesIO(reply.read_bytes()), MAX_REPLY_BYTES)
+        except (protocol.ProtocolError, EOFError) as exc:
+            raise _WorkerLost(Status.CRASHED, f"the kernel sent malformed data ({exc})") \
+                from None
+
+    def _replay_statement(self, cell: Cell, index: int) -> None:
+        if index < 0:
+            self._request({"op": "snapshot", "executed": self._executed}, None,
+                          self.limits.cell_timeout)
+            return
+        self._run_source(_statement_source(cell, index), self.limits.cell_timeout)
+        self._executed += 1
+
+    # ------------------------------------------------------------------ statements
+
+    def _exec_statement(self, cell: Cell, index: int) -> dict[str, Any]:
+        outputs, elapsed = self._run_source(_statement_source(cell, index),
+                                            self.limits.cell_timeout)
+        self._executed += 1
+        for output in outputs:
+            if output.get("output_type") == "stream":
+                self.output.add(str(output.get("text", "")).encode())
+        error = next((o for o in outputs if o.get("output_type") == "error"), None)
+        if error is None:
+            return {"status": "ok"}
+        if error.get("ename") == "KeyboardInterrupt" and elapsed >= self.limits.cell_timeout:
+            return {"status": "timeout"}
+        traceback = ANSI.sub("", "\n".join(error.get("traceback", [])))
+        lines = re.findall(r"Cell In\[\d*\], line (\d+)", traceback)
+        line = int(lines[-1]) if lines else None
+        message = f"{error.get('ename')}: {error.get('evalue')}".rstrip(": ")
+        if error.get("ename") == "SystemExit":
+            return {"status": "exit", "message": f"SystemExit({error.get('evalue')!r})",
+                    "line": line}
+        return {"status": "error", "message": message[:500], "line": line}
+
+    def _snapshot_request(self) -> dict[str, Any]:
+        return {"op": "snapshot", "executed": self._executed}
+
+
+def _statement_source(cell: Cell, index: int) -> str:
+    """The source of one top-level statement, padded so that line numbers stay the cell's."""
+    import ast
+
+    node = ast.parse(cell.source).body[index]
+    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+    lines = cell.source.splitlines()[first - 1:node.end_lineno]
+    return "\n" * (first - 1) + "\n".join(lines)
+
+
+def _error(outputs: list[Any]) -> str:
+    error = next((o for o in outputs if o.get("output_type") == "error"), None)
+    return f"{error.get('ename')}: {error.get('evalue')}" if error else "no output"
+
+
+def _devnull() -> Any:
+    import subprocess
+
+    return subprocess.DEVNULL
