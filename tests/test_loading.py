@@ -85,7 +85,8 @@ def test_module_is_one_cell_without_ipython_syntax(make_submission):
     (b"\x00\x01\x02", "is binary data, not text"),
     (b"\xff\xfe{", "is not UTF-8 text (byte 0)"),
     (b"[1, 2]", "is JSON but not a Jupyter notebook"),
-    (b'{"nbformat": 4, "cells": 7, "metadata": {}}', "is not a valid notebook"),
+    (b'{"nbformat": 4, "cells": 7, "metadata": {}}', "has no list of cells"),
+    (b'{"nbformat": 3, "worksheets": 7}', "is not a valid notebook"),
     (b'{"nbformat": "four"}', "has nbformat 'four'"),
     (b"{" * 100000, "not valid notebook JSON"),
 ])
