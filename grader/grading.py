@@ -127,7 +127,6 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
                 stored: references.References) -> CheckResult:
     """Check one case at the end of the notebook and, failing that, right after the cell that
     defined the exercise: a later cell that rebinds a global must not undo working code."""
-    common = {"visibility": case.visibility, "note": case.note}
     inputs = case.inputs()
     expected = stored.get(exercise.name, case.name)
     reveal = case.visibility is Visibility.PUBLIC
@@ -153,9 +152,9 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
     outcome, result = first
     if result is None:
         return scoring.failed_check(case.name, exercise, outcome.status, outcome.message,
-                                    **common)
+                                    visibility=case.visibility, note=case.note)
     return scoring.failed_check(case.name, exercise, Status.FAILED, result.message,
-                                views=result.views, **common)
+                                views=result.views, visibility=case.visibility, note=case.note)
 
 
 def _join(*parts: str) -> str:

@@ -161,7 +161,7 @@ def skip_reason(node: ast.stmt) -> str | None:
         return None
     method = call.func.attr
     first = call.args[0] if call.args else None
-    argument = first.value if isinstance(first, ast.Constant) else "?"
+    argument = str(first.value) if isinstance(first, ast.Constant) else "?"
     if method in ("system", "getoutput"):
         return f"shell command `!{argument}` is never run by the grader"
     if method == "run_line_magic" and argument not in RUNNABLE_MAGICS:

@@ -11,7 +11,7 @@ import hashlib
 import importlib.util
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -93,8 +93,8 @@ def load_solution(name: str) -> ModuleType:
 
 def as_outputs(value: object, count: int) -> Outputs:
     """Normalise a solution's return value to a tuple of `count` float64 arrays."""
-    items = value if count > 1 else (value,)
-    return tuple(np.asarray(item, dtype=np.float64) for item in items)  # type: ignore[union-attr]
+    items: Sequence[object] = value if count > 1 else (value,)  # type: ignore[assignment]
+    return tuple(np.asarray(item, dtype=np.float64) for item in items)
 
 
 def compute(assignment: Assignment, module: ModuleType) -> dict[tuple[str, str], Outputs]:
@@ -116,7 +116,8 @@ def _write(path: Path, assignment: Assignment, sha: str,
     meta = {"schema": SCHEMA, "assignment": assignment.name, "solution_sha256": sha,
             "numpy": np.__version__}
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(path, __meta__=np.array(json.dumps(meta)), **arrays)
+    arrays["__meta__"] = np.array(json.dumps(meta))
+    np.savez_compressed(path, **arrays)  # type: ignore[arg-type]
 
 
 def build(assignment: Assignment) -> tuple[Path, Path]:

@@ -90,19 +90,20 @@ class KernelSession(Session):
         return self._home
 
     def _kernel_pid(self) -> int | None:
-        provisioner = self._client.km.provisioner if self._client else None
+        manager = self._client.km if self._client else None
+        provisioner = manager.provisioner if manager else None
         return getattr(provisioner, "pid", None)
 
     def _stop_worker(self) -> None:
         client, self._client = self._client, None
         if client is None:
             return
-        pid = getattr(client.km.provisioner, "pid", None)
+        pid = getattr(getattr(client.km, "provisioner", None), "pid", None)
         try:
             if client.kc is not None:
                 client.kc.stop_channels()
             if client.km is not None:
-                run_sync(client.km.shutdown_kernel)(now=True)
+                run_sync(client.km.shutdown_kernel)(now=True)  # type: ignore[arg-type]
         except Exception:  # a dead kernel cannot be shut down politely
             pass
         if pid:
@@ -125,7 +126,7 @@ class KernelSession(Session):
         assert client is not None
         cell = new_code_cell(source)
         client.nb.cells = [cell]
-        client.timeout = timeout
+        client.timeout = int(max(1, round(timeout)))
         started = time.monotonic()
         try:
             client.execute_cell(cell, 0, store_history=False)

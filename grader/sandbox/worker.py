@@ -115,7 +115,7 @@ class Worker:
         handler = getattr(self, f"op_{header.get('op')}", None)
         reply, result = handler(header, value) if handler else ({"status": "bad-op"}, None)
         if reply["status"] == "relay":  # a child's frame, passed on as it is
-            return bytes(result)
+            return bytes(result or b"")
         return protocol.pack(reply, result)
 
     def op_hello(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
