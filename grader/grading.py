@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import compare, loading, references, registry, scoring
+from grader import compare, diagnose, loading, references, registry, scoring
 from grader.errors import GraderError, SubmissionError, UsageError
 from grader.model import (
     Assignment,
@@ -153,8 +153,13 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
     if result is None:
         return scoring.failed_check(case.name, exercise, outcome.status, outcome.message,
                                     visibility=case.visibility, note=case.note)
+    diagnosis = None
+    if result.obtained is not None:
+        diagnosis = diagnose.diagnose(exercise, inputs, case.init_kwargs, result.obtained,
+                                      expected)
     return scoring.failed_check(case.name, exercise, Status.FAILED, result.message,
-                                views=result.views, visibility=case.visibility, note=case.note)
+                                diagnosis=diagnosis, views=result.views,
+                                visibility=case.visibility, note=case.note)
 
 
 def _join(*parts: str) -> str:

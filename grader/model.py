@@ -101,8 +101,8 @@ class Exercise:
     """None for numpy; "float64" or "float32" to hand torch tensors of that dtype to the code."""
     misconceptions: tuple[Misconception, ...] = ()
     """Known wrong variants, tried in order when a check fails."""
-    properties: tuple[Callable[..., str | None], ...] = ()
-    """Checks run on a failing output; each returns a sentence for the student or None."""
+    properties: tuple[Callable[..., tuple[str, str] | None], ...] = ()
+    """Checks of a failing output, `(inputs, obtained, expected) -> (id, message) | None`."""
 
     def case(self, name: str) -> Case:
         """Return the case called `name`."""

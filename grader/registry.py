@@ -71,10 +71,9 @@ def assignments() -> dict[str, Assignment]:
     """Every known assignment by name, validated."""
     found: list[tuple[Assignment, str]] = []
     for info in pkgutil.iter_modules(builtin.__path__):
-        if info.name == "inputs":
-            continue
         module = importlib.import_module(f"{builtin.__name__}.{info.name}")
-        found.append((_from_module(module, module.__name__), module.__name__))
+        if hasattr(module, "ASSIGNMENT"):  # the others are shared helpers
+            found.append((_from_module(module, module.__name__), module.__name__))
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         found.append((entry.load(), f"entry point {entry.name}"))
     for folder in filter(None, os.environ.get(ENV_FOLDERS, "").split(os.pathsep)):

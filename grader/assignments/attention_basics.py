@@ -7,7 +7,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from grader.assignments import properties as prop
 from grader.assignments.inputs import fixed, normal
+from grader.assignments.variants import (
+    causal,
+    misconception,
+    naive_softmax,
+    rows_attention,
+    whole_softmax,
+)
+from grader.assignments.variants import (
+    softmax as stable_softmax,
+)
 from grader.model import Assignment, Case, Exercise, Visibility
 
 PUBLIC = Visibility.PUBLIC
@@ -32,6 +43,31 @@ def _seed001_qkv(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
     return X @ W_q, X @ W_q, X @ np.array(SEED001_W_V)
 
 
+def _attention(**mistake):
+    """scaled_dot_product_attention with one mistake."""
+    return lambda Q, K, V, mask=None: rows_attention(Q, K, V, mask, **mistake)
+
+
+def _causal_attention(mask=causal, **mistake):
+    """causal_self_attention with one mistake in its mask or its attention."""
+    return lambda X, W_q, W_k, W_v: rows_attention(X @ W_q, X @ W_k, X @ W_v, mask(len(X)),
+                                                   **mistake)
+
+
+ATTENTION_MISTAKES = (
+    misconception("missing-scale", _attention(scale=1.0)),
+    misconception("wrong-scale", lambda Q, K, V, mask=None: rows_attention(
+        Q, K, V, mask, scale=Q.shape[-1])),
+    misconception("wrong-scale", lambda Q, K, V, mask=None: rows_attention(
+        Q, K, V, mask, scale=np.sqrt(V.shape[-1])),
+        "The scores are divided by sqrt(d_v), the dimension of the values; divide by sqrt(d_k), "
+        "the dimension of the queries and keys."),
+    misconception("softmax-wrong-axis", _attention(norm=lambda s: stable_softmax(s, axis=-2))),
+    misconception("unstable-softmax", _attention(norm=naive_softmax)),
+    misconception("transposed-weights", _attention(transpose=True)),
+)
+
+
 def _masked(n: int, d_k: int, d_v: int):
     def make(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
         Q, K, V = (rng.normal(size=(n, d)) for d in (d_k, d_k, d_v))
@@ -53,6 +89,12 @@ softmax = Exercise(
              note="scores in the thousands overflow exp() unless the maximum is subtracted"),
         Case("one-element", normal((1,)), seed=5),
     ),
+    misconceptions=(
+        misconception("unstable-softmax", naive_softmax),
+        misconception("softmax-wrong-axis", lambda x: stable_softmax(x, axis=0)),
+        misconception("softmax-whole-array", whole_softmax),
+    ),
+    properties=(prop.finite_for_large_inputs(), prop.sums_to_one()),
 )
 
 qkv_projections = Exercise(
@@ -67,6 +109,7 @@ qkv_projections = Exercise(
         Case("d_k-differs-from-d_v", normal((5, 6), (6, 3), (6, 3), (6, 2)), seed=11),
         Case("one-token", normal((1, 4), (4, 4), (4, 4), (4, 4)), seed=12),
     ),
+    properties=(prop.outputs_in_another_order(),),
 )
 
 scaled_dot_product_attention = Exercise(
@@ -85,6 +128,12 @@ scaled_dot_product_attention = Exercise(
         Case("large-scores", normal((4, 6), (4, 6), (4, 6), scale=40.0), seed=25,
              note="scores in the hundreds overflow exp() unless the maximum is subtracted"),
     ),
+    misconceptions=(
+        *ATTENTION_MISTAKES,
+        misconception("mask-after-softmax", _attention(after=True)),
+        misconception("mask-ignored", lambda Q, K, V, mask=None: rows_attention(Q, K, V)),
+    ),
+    properties=(prop.finite_for_large_inputs(), prop.sums_to_one()),
 )
 
 causal_mask = Exercise(
@@ -97,6 +146,14 @@ causal_mask = Exercise(
         Case("one", fixed(1)),
         Case("six", fixed(6)),
     ),
+    misconceptions=(
+        misconception("mask-includes-diagonal",
+                      lambda n: np.triu(np.full((n, n), -np.inf), k=0)),
+        misconception("mask-wrong-direction",
+                      lambda n: np.tril(np.full((n, n), -np.inf), k=-1)),
+        misconception("mask-boolean", lambda n: np.triu(np.ones((n, n)), k=1)),
+    ),
+    properties=(prop.large_negative_mask(),),
 )
 
 causal_self_attention = Exercise(
@@ -113,6 +170,19 @@ causal_self_attention = Exercise(
         Case("large-scores", normal((4, 6), (6, 6), (6, 6), (6, 6), scale=8.0), seed=33,
              note="large scores overflow exp() unless the maximum is subtracted"),
     ),
+    misconceptions=(
+        misconception("mask-includes-diagonal", _causal_attention(
+            mask=lambda n: np.triu(np.full((n, n), -np.inf), k=0))),
+        misconception("mask-wrong-direction", _causal_attention(
+            mask=lambda n: np.tril(np.full((n, n), -np.inf), k=-1))),
+        misconception("mask-after-softmax", _causal_attention(after=True)),
+        misconception("missing-scale", _causal_attention(scale=1.0)),
+        misconception("softmax-wrong-axis", _causal_attention(
+            norm=lambda s: stable_softmax(s, axis=-2))),
+        misconception("unstable-softmax", _causal_attention(norm=naive_softmax)),
+        misconception("transposed-weights", _causal_attention(transpose=True)),
+    ),
+    properties=(prop.finite_for_large_inputs(), prop.no_future(), prop.sums_to_one()),
 )
 
 ASSIGNMENT = Assignment(

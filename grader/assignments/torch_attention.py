@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from grader.assignments import properties as prop
 from grader.assignments.attention_basics import SEED003_X
 from grader.assignments.inputs import normal
+from grader.assignments.variants import misconception, rows_attention
+from grader.assignments.variants import softmax as stable_softmax
 from grader.model import Assignment, Case, Exercise, Visibility
 
 PUBLIC = Visibility.PUBLIC
@@ -52,6 +55,38 @@ def encoder_inputs(embed_dim: int, ff_dim: int, batch: int, seq_len: int):
     return make
 
 
+def _attention(**mistake):
+    """torch_self_attention with one mistake, computed in numpy."""
+    return lambda X, W_q, W_k, W_v: rows_attention(X @ W_q, X @ W_k, X @ W_v, **mistake)
+
+
+def _encoder(pre_norm: bool = False, residual: bool = True):
+    """SimpleEncoderBlock's forward pass with one mistake, computed with torch."""
+
+    def variant(state, x, embed_dim=64, num_heads=4, ff_dim=256):
+        import torch
+        from torch import nn
+
+        attention = nn.MultiheadAttention(embed_dim, num_heads, batch_first=True)
+        ff = nn.Sequential(nn.Linear(embed_dim, ff_dim), nn.ReLU(), nn.Linear(ff_dim, embed_dim))
+        norm1, norm2 = nn.LayerNorm(embed_dim), nn.LayerNorm(embed_dim)
+        parts = {"self_attn": attention, "ff": ff, "norm1": norm1, "norm2": norm2}
+        for name, module in parts.items():
+            module.load_state_dict({key.split(".", 1)[1]: torch.tensor(value)
+                                    for key, value in state.items() if key.startswith(name)})
+        keep = 1.0 if residual else 0.0
+        with torch.no_grad():
+            h = torch.tensor(x)
+            if pre_norm:
+                y = norm1(h)
+                h = keep * h + attention(y, y, y)[0]
+                return (keep * h + ff(norm2(h))).numpy()
+            h = norm1(keep * h + attention(h, h, h)[0])
+            return norm2(keep * h + ff(h)).numpy()
+
+    return variant
+
+
 torch_self_attention = Exercise(
     name="torch_self_attention",
     signature="(X, W_q, W_k, W_v)",
@@ -66,6 +101,14 @@ torch_self_attention = Exercise(
         Case("seed-003", lambda rng: (np.array(SEED003_X), *normal((4, 4), (4, 4), (4, 4))(rng)),
              seed=4),
     ),
+    misconceptions=(
+        misconception("missing-scale", _attention(scale=1.0)),
+        misconception("wrong-scale", lambda X, W_q, W_k, W_v: rows_attention(
+            X @ W_q, X @ W_k, X @ W_v, scale=W_q.shape[1])),
+        misconception("softmax-wrong-axis", _attention(norm=lambda s: stable_softmax(s, -2))),
+        misconception("transposed-weights", _attention(transpose=True)),
+    ),
+    properties=(prop.sums_to_one(),),
 )
 
 SimpleEncoderBlock = Exercise(
@@ -84,6 +127,10 @@ SimpleEncoderBlock = Exercise(
         Case("one-token", encoder_inputs(16, 32, 1, 1), seed=13,
              init_kwargs={"embed_dim": 16, "num_heads": 2, "ff_dim": 32},
              rtol=1e-4, atol=1e-5),
+    ),
+    misconceptions=(
+        misconception("pre-norm", _encoder(pre_norm=True)),
+        misconception("missing-residual", _encoder(residual=False)),
     ),
 )
 

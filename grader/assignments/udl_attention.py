@@ -7,7 +7,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from grader.assignments import properties as prop
 from grader.assignments.inputs import normal
+from grader.assignments.variants import (
+    cols_attention,
+    misconception,
+    naive_softmax,
+    whole_softmax,
+)
+from grader.assignments.variants import (
+    softmax as stable_softmax,
+)
 from grader.model import Assignment, Case, Exercise, Visibility
 
 PUBLIC = Visibility.PUBLIC
@@ -67,6 +77,37 @@ def seed002_multihead(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
     return _multihead_args(X, np.random.RandomState(0).normal)
 
 
+def _head(scaled: bool, **mistake):
+    """One head of self-attention with one mistake; `scaled` divides by sqrt(D_q)."""
+
+    def variant(X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k):
+        options = dict(mistake)
+        d_q = omega_q.shape[0]
+        scale = options.pop("scale", None)  # a function of D_q, when the mistake is the scale
+        options["scale"] = scale(d_q) if scale else (np.sqrt(d_q) if scaled else 1.0)
+        return cols_attention(X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k, **options)
+
+    return variant
+
+
+def _multihead(order=(0, 1), project=True, **mistake):
+    """Two-head attention with one mistake (in each head, the stacking or the projection)."""
+    head = _head(True, **mistake)
+
+    def variant(X, *args):
+        heads = [head(X, *args[0:6]), head(X, *args[6:12])]
+        stacked = np.vstack([heads[i] for i in order])
+        return args[12] @ stacked if project else stacked
+
+    return variant
+
+
+COMMON_HEAD_MISTAKES = (
+    misconception("missing-bias", _head(True, bias=False)),
+    misconception("softmax-wrong-axis", _head(True, axis=1)),
+    misconception("transposed-weights", _head(True, transpose=True)),
+)
+
 softmax = Exercise(
     name="softmax",
     signature="(items_in)",
@@ -78,6 +119,10 @@ softmax = Exercise(
              note="values in the thousands overflow exp() unless the maximum is subtracted"),
         Case("one-element", normal((1,)), seed=3),
     ),
+    misconceptions=(
+        misconception("unstable-softmax", lambda v: naive_softmax(np.asarray(v, float))),
+    ),
+    properties=(prop.finite_for_large_inputs(), prop.sums_to_one()),
 )
 
 softmax_cols = Exercise(
@@ -91,6 +136,14 @@ softmax_cols = Exercise(
              note="values in the thousands overflow exp() unless the maximum is subtracted"),
         Case("one-column", normal((5, 1)), seed=13),
     ),
+    misconceptions=(
+        misconception("unstable-softmax", lambda x: naive_softmax(x, axis=0)),
+        misconception("softmax-wrong-axis", lambda x: stable_softmax(x, axis=1),
+                      "The softmax normalises each row; this exercise normalises each column "
+                      "(axis=0)."),
+        misconception("softmax-whole-array", whole_softmax),
+    ),
+    properties=(prop.finite_for_large_inputs(), prop.sums_to_one(axis=0, what="column")),
 )
 
 self_attention = Exercise(
@@ -103,6 +156,12 @@ self_attention = Exercise(
              note="the matrix-form example of seed 002"),
         Case("wide", single_head(6, 5), seed=21),
         Case("one-token", single_head(4, 1), seed=22),
+    ),
+    misconceptions=(
+        misconception("missing-bias", _head(False, bias=False)),
+        misconception("softmax-wrong-axis", _head(False, axis=1)),
+        misconception("transposed-weights", _head(False, transpose=True)),
+        misconception("extra-scale", _head(True)),
     ),
 )
 
@@ -120,6 +179,14 @@ scaled_dot_product_self_attention = Exercise(
         Case("large-scores", single_head(4, 5, scale=12.0), seed=33,
              note="large scores overflow exp() unless the maximum is subtracted"),
     ),
+    misconceptions=(
+        misconception("missing-scale", _head(False)),
+        misconception("wrong-scale", _head(True, scale=lambda d: float(d)),
+                      "The scores are divided by D_q instead of its square root."),
+        *COMMON_HEAD_MISTAKES,
+        misconception("unstable-softmax", _head(True, norm=naive_softmax)),
+    ),
+    properties=(prop.finite_for_large_inputs(),),
 )
 
 multihead_scaled_self_attention = Exercise(
@@ -134,6 +201,19 @@ multihead_scaled_self_attention = Exercise(
         Case("small", multihead(4, 3), seed=41),
         Case("one-token", multihead(6, 1), seed=42),
         Case("wide", multihead(6, 5), seed=43),
+    ),
+    misconceptions=(
+        misconception("transposed-weights", _multihead(transpose=True),
+                      "Each head's attention matrix is applied transposed: with the softmax "
+                      "over each column of K^T Q, a head's output is V @ A, not V @ A.T."),
+        misconception("wrong-scale", _multihead(scale=lambda d: np.sqrt(2 * d)),
+                      "The scores are divided by sqrt(D), the width of the input; each head "
+                      "must be scaled by the square root of its own dimension, sqrt(D/2)."),
+        misconception("missing-scale", _multihead(scale=lambda d: 1.0)),
+        misconception("missing-output-projection", _multihead(project=False)),
+        misconception("head-order", _multihead(order=(1, 0))),
+        misconception("missing-bias", _multihead(bias=False)),
+        misconception("softmax-wrong-axis", _multihead(axis=1)),
     ),
 )
 

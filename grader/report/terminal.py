@@ -46,7 +46,7 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
                 continue
             lines = check.message.splitlines() or [check.status.value]
             if check.diagnosis:
-                lines = [check.diagnosis.message, *lines]
+                lines = [f"[{check.diagnosis.id}] {check.diagnosis.message}", *lines]
             if lines[0] in shown and not verbose:
                 continue
             shown.add(lines[0])
