@@ -13,7 +13,9 @@ from grader import grading, registry
 from grader.errors import GraderError, UsageError
 from grader.grading import Options
 from grader.model import Result, Status
+from grader.report import html as html_report
 from grader.report import json as json_report
+from grader.report import markdown as markdown_report
 from grader.report import terminal
 from grader.sandbox.session import Limits
 
@@ -106,6 +108,15 @@ def _write_outputs(args: argparse.Namespace, results: list[Result]) -> None:
                 {"schema": "grader.results/1", "results": [json_report.to_dict(r)
                                                            for r in results]})
         _write(args.json, json.dumps(data, indent=2))
+    for target, render, suffix in ((args.html, html_report.render, ".html"),
+                                   (args.md, markdown_report.render, ".md")):
+        if not target:
+            continue
+        if len(results) == 1:
+            _write(target, render(results[0]))
+            continue
+        for result in results:  # several submissions: the path is a folder
+            _write(str(Path(target) / (Path(result.submission).stem + suffix)), render(result))
 
 
 def _write(path: str, text: str) -> None:
@@ -137,6 +148,10 @@ def _add_grading_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--assignment", help="assignment name (default: from the notebook's "
                         "metadata or the file name)")
     parser.add_argument("--json", metavar="PATH", help="write the JSON result here")
+    parser.add_argument("--html", metavar="PATH", help="write the HTML feedback report here "
+                        "(a folder when grading several submissions)")
+    parser.add_argument("--md", metavar="PATH", help="write the Markdown report here "
+                        "(a folder when grading several submissions)")
     parser.add_argument("--timeout", type=float, default=Limits.cell_timeout, metavar="S",
                         help="seconds per top-level statement of a cell (default %(default)s)")
     parser.add_argument("--call-timeout", type=float, default=Limits.call_timeout,

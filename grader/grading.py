@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader import compare, diagnose, loading, references, registry, scoring
@@ -24,7 +24,7 @@ from grader.model import (
     Submission,
     Visibility,
 )
-from grader.sandbox.session import CallOutcome, Limits, Session
+from grader.sandbox.session import Limits, Session
 
 ENGINES = ("fast", "kernel")
 ON_ERROR = ("statement", "cell", "stop")
@@ -123,43 +123,49 @@ def _grade_exercise(session: Session, exercise: Exercise, stored: references.Ref
     return scoring.exercise_result(exercise, checks)
 
 
-def _grade_case(session: Session, exercise: Exercise, case: Case,
-                stored: references.References) -> CheckResult:
-    """Check one case at the end of the notebook and, failing that, right after the cell that
-    defined the exercise: a later cell that rebinds a global must not undo working code."""
-    inputs = case.inputs()
-    expected = stored.get(exercise.name, case.name)
-    reveal = case.visibility is Visibility.PUBLIC
-    first: tuple[CallOutcome, compare.Comparison | None] | None = None
-    for at in ("end", "definition"):
-        outcome = session.call(exercise.name, exercise.kind, inputs, dict(case.init_kwargs),
-                               exercise.tensors, at=at)
-        result = None
-        if outcome.status is Status.PASSED:
-            result = compare.compare(outcome.value, expected, exercise.outputs, case.rtol,
-                                     case.atol, reveal)
-            if result.passed:
-                note = case.note if at == "end" else _join(
-                    case.note, "passes right after the cell that defines it, but not at the end "
-                    "of the notebook: a later cell changes something it uses")
-                return scoring.passed_check(case.name, exercise, visibility=case.visibility,
-                                            note=note)
-        if first is None:
-            first = (outcome, result)
-        if outcome.status in (Status.MISSING, Status.TIMEOUT):
-            break  # never defined, or too slow to try twice
-    assert first is not None
-    outcome, result = first
-    if result is None:
-        return scoring.failed_check(case.name, exercise, outcome.status, outcome.message,
-                                    visibility=case.visibility, note=case.note)
+def judge(exercise: Exercise, case: Case, value: object, expected: references.Outputs,
+          inputs: tuple[object, ...]) -> tuple[CheckResult, bool]:
+    """Compare a returned value with the reference and diagnose it; (check, passed)."""
+    result = compare.compare(value, expected, exercise.outputs, case.rtol, case.atol,
+                             reveal=case.visibility is Visibility.PUBLIC)
+    if result.passed:
+        return scoring.passed_check(case.name, exercise, visibility=case.visibility,
+                                    note=case.note), True
     diagnosis = None
     if result.obtained is not None:
         diagnosis = diagnose.diagnose(exercise, inputs, case.init_kwargs, result.obtained,
                                       expected)
     return scoring.failed_check(case.name, exercise, Status.FAILED, result.message,
                                 diagnosis=diagnosis, views=result.views,
-                                visibility=case.visibility, note=case.note)
+                                visibility=case.visibility, note=case.note), False
+
+
+def _grade_case(session: Session, exercise: Exercise, case: Case,
+                stored: references.References) -> CheckResult:
+    """Check one case at the end of the notebook and, failing that, right after the cell that
+    defined the exercise: a later cell that rebinds a global must not undo working code."""
+    inputs = case.inputs()
+    expected = stored.get(exercise.name, case.name)
+    first: CheckResult | None = None
+    for at in ("end", "definition"):
+        outcome = session.call(exercise.name, exercise.kind, inputs, dict(case.init_kwargs),
+                               exercise.tensors, at=at)
+        if outcome.status is Status.PASSED:
+            check, passed = judge(exercise, case, outcome.value, expected, inputs)
+            if passed and at == "definition":
+                check = replace(check, note=_join(
+                    case.note, "passes right after the cell that defines it, but not at the end "
+                    "of the notebook: a later cell changes something it uses"))
+            if passed:
+                return check
+        else:
+            check = scoring.failed_check(case.name, exercise, outcome.status, outcome.message,
+                                         visibility=case.visibility, note=case.note)
+        first = first or check
+        if outcome.status in (Status.MISSING, Status.TIMEOUT):
+            break  # never defined, or too slow to try twice
+    assert first is not None
+    return first
 
 
 def _join(*parts: str) -> str:

@@ -1,0 +1,44 @@
+"""The Jinja2 environment of the reports: templates ship inside the package."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+from grader import __version__
+from grader.model import Result, Status
+from grader.report import heatmap
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
+
+
+def md_escape(text: object) -> str:
+    """Make untrusted text inert in Markdown: no markup, no HTML, no table breaks."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ")
+
+
+def fence(text: object) -> str:
+    """A code fence longer than any run of backticks inside the text."""
+    runs = [len(run) for run in re.findall(r"`+", str(text))]
+    return "`" * max(3, max(runs, default=0) + 1)
+
+
+@cache
+def environment() -> Environment:
+    """Templates with autoescaping for HTML and undefined names as errors."""
+    env = Environment(loader=PackageLoader("grader", "templates"),
+                      autoescape=select_autoescape(["html", "html.j2"]),
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                      keep_trailing_newline=True)
+    env.filters["md"] = md_escape
+    env.filters["fence"] = fence
+    env.filters["points"] = lambda value: f"{value:.4g}"
+    env.globals.update(version=__version__, Status=Status, pair=heatmap.pair)
+    return env
+
+
+def render(template: str, result: Result, **extra: object) -> str:
+    """Render a report template for one result."""
+    return environment().get_template(template).render(result=result, **extra)

@@ -1,0 +1,89 @@
+"""check() for students: public cases in their own notebook, HTML in Jupyter, text elsewhere."""
+
+from __future__ import annotations
+
+import nbformat
+import numpy as np
+import pytest
+from nbclient import NotebookClient
+from nbformat.v4 import new_code_cell, new_notebook
+
+from grader import check, selfcheck
+from grader.errors import UsageError
+from grader.model import Status
+from grader.sandbox.worker import SANDBOX_ENV
+from tests.conftest import ROOT
+
+
+def softmax_cols(data_in):  # normalises rows: a classic mistake
+    e = np.exp(data_in - data_in.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def test_public_cases_only_with_the_diagnosis():
+    result = selfcheck.run("softmax_cols", softmax_cols)
+    assert result.public_only and result.assignment == "udl_attention"
+    (exercise,) = result.exercises
+    assert [c.name for c in exercise.checks] == ["matrix"]
+    assert exercise.checks[0].diagnosis.id == "softmax-wrong-axis"
+
+
+def test_the_parameter_names_choose_between_assignments():
+    def softmax(items_in):
+        return np.exp(items_in) / np.exp(items_in).sum()
+
+    def softmax_rows(x):
+        return np.exp(x) / np.exp(x).sum(-1, keepdims=True)
+
+    assert selfcheck.run("softmax", softmax).assignment == "udl_attention"
+    assert selfcheck.run("softmax", softmax_rows).assignment == "attention_basics"
+    assert selfcheck.run("softmax", softmax_rows, "attention_basics").exercises[0].status \
+        is Status.PASSED
+
+
+def test_by_name_from_the_callers_namespace(capsys):
+    check("softmax_cols")
+    out = capsys.readouterr().out
+    assert "0 / 1 public checks pass" in out
+    assert "[softmax-wrong-axis]" in out
+
+
+def test_stubs_and_missing_functions():
+    stub = selfcheck.run("causal_mask", lambda seq_len: (_ for _ in ()).throw(
+        NotImplementedError()))
+    assert stub.exercises[0].checks[0].message.startswith("not implemented yet")
+    missing = selfcheck.run("causal_mask", None)
+    assert missing.exercises[0].status is Status.MISSING
+    with pytest.raises(UsageError, match="no assignment has an exercise called 'sofmax'"):
+        selfcheck.run("sofmax", None)
+
+
+def test_does_nothing_inside_the_grader(monkeypatch, capsys):
+    monkeypatch.setenv(SANDBOX_ENV, "1")
+    assert check("softmax_cols") is None
+    assert capsys.readouterr().out == ""
+
+
+def test_shows_html_inline_in_a_real_jupyter_kernel(tmp_path):
+    notebook = new_notebook(cells=[new_code_cell(
+        "import numpy as np\nfrom grader import check\n"
+        "def causal_mask(seq_len):\n    return np.tril(np.full((seq_len, seq_len), -np.inf), -1)\n"
+        "check('causal_mask')")])
+    NotebookClient(notebook, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    (output,) = notebook.cells[0].outputs
+    assert output.output_type == "display_data"
+    page = output.data["text/html"]
+    assert "0 of 1 public checks pass" in page
+    assert 'data-diagnosis="mask-wrong-direction"' in page
+
+
+def test_every_exercise_notebook_runs_its_checks_on_the_stubs(tmp_path):
+    path = ROOT / "exercises" / "udl_attention.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    shown = [o.data["text/html"] for cell in notebook.cells for o in cell.get("outputs", [])
+             if o.output_type == "display_data"]
+    assert len(shown) == 5
+    assert all("not implemented yet" in page for page in shown)
