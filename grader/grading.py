@@ -43,6 +43,8 @@ class Options:
     """"fast" (fork server) or "kernel" (a real Jupyter kernel through nbclient)."""
     public_only: bool = False
     """Grade the public cases only, against the references shipped in the package."""
+    hide: tuple[Path, ...] = ()
+    """More folders that student code must not see (gradebooks, other submissions)."""
 
 
 def infer_assignment(path: Path, explicit: str | None = None) -> str | None:
@@ -105,12 +107,15 @@ def _session(submission: Submission, assignment: Assignment, options: Options) -
                          f"{', '.join(ON_ERROR)}")
     module_name = "__main__" if submission.kind == "notebook" else "submission"
     watch = tuple(exercise.name for exercise in assignment.exercises)
+    hide = (*references.secret_folders(assignment.name), Path(submission.path).resolve().parent,
+            *options.hide)
     if options.engine == "kernel":
         from grader.sandbox.kernel import KernelSession
 
         return KernelSession(options.limits, assignment.requires, module_name,
-                             options.on_error, watch)
-    return Session(options.limits, assignment.requires, module_name, options.on_error, watch)
+                             options.on_error, watch, hide)
+    return Session(options.limits, assignment.requires, module_name, options.on_error, watch,
+                   hide)
 
 
 def _grade_exercise(session: Session, exercise: Exercise, stored: references.References,

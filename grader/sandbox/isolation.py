@@ -8,8 +8,9 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 # -I: ignore PYTHON* variables and the user's site-packages; the worker imports only numpy,
@@ -62,27 +63,72 @@ def environment(home: Path) -> dict[str, str]:
     return env
 
 
-def preexec(home: Path) -> Callable[[], None] | None:
-    """What runs in the child between fork and exec (nothing yet at this level)."""
-    return None
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")
+SANDBOX_UID = 65534  # nobody
+
+
+def plan(home: Path, hide: Sequence[Path], tmp_bytes: int) -> dict[str, Any] | None:
+    """What `confine.confine` builds inside the worker, or None without namespaces.
+
+    Only the system, the interpreter and the import path are visible, read-only; `hide` lists
+    folders under them that hold secrets (solutions, references, gradebooks, submissions).
+    """
+    if not namespace_prefix():
+        return None
+    import site
+
+    paths = [*SYSTEM_DIRS, sys.prefix, sys.base_prefix, sys.exec_prefix,
+             *site.getsitepackages(), str(PACKAGE_PARENT),
+             *(entry for entry in sys.path if entry and os.path.isabs(entry))]
+    root = os.geteuid() == 0
+    needed = [sys.prefix, sys.base_prefix, *site.getsitepackages(), str(PACKAGE_PARENT / "grader")]
+    return {"root": str(home), "binds": [p for p in dict.fromkeys(paths) if os.path.exists(p)],
+            "needed": needed,
+            "hide": [str(path) for path in hide], "tmp_bytes": tmp_bytes,
+            "uid": SANDBOX_UID if root else None, "gid": SANDBOX_UID if root else None,
+            "lock": not root}
+
+
+def _descendants(pid: int) -> list[int]:
+    found, queue = [], [pid]
+    while queue:
+        current = queue.pop()
+        try:
+            tasks = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{current}/task/{task}/children") as stream:
+                    children = [int(child) for child in stream.read().split()]
+            except OSError:
+                continue
+            found.extend(children)
+            queue.extend(children)
+    return found
 
 
 def kill_all(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the worker's whole process group."""
+    """Kill the worker, its process group and every descendant (even those that left it)."""
+    targets = _descendants(proc.pid)
     for kill in (lambda: os.killpg(proc.pid, signal.SIGKILL),
-                 lambda: os.kill(proc.pid, signal.SIGKILL)):
+                 lambda: os.kill(proc.pid, signal.SIGKILL),
+                 *(lambda pid=pid: os.kill(pid, signal.SIGKILL) for pid in targets)):
         try:
             kill()
         except (ProcessLookupError, PermissionError):
             pass
 
 
-def describe() -> str:
+def describe(confinement: str | None = None) -> str:
     """How strongly student code is isolated here, for the report."""
-    parts = ["a separate process in an empty folder, with resource limits"]
+    parts = ["a separate process with resource limits"]
     if namespace_prefix():
-        parts.append("own PID and network namespaces (no network; every process it starts "
-                     "is killed with it)")
+        parts.append("its own PID and network namespaces (no network; every process it "
+                     "starts is killed with it)")
     else:
-        parts.append("its own process group only (namespaces are not available here)")
+        parts.append("its own process group only: Linux namespaces are not available here, "
+                     "so it could read what the grader's user can read")
+    if confinement:
+        parts.append(confinement)
     return "; ".join(parts)

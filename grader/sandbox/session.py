@@ -109,9 +109,10 @@ class Session:
 
     def __init__(self, limits: Limits, preload: tuple[str, ...] = (),
                  module_name: str = "__main__", on_error: str = "statement",
-                 watch: tuple[str, ...] = ()) -> None:
+                 watch: tuple[str, ...] = (), hide: tuple[Path, ...] = ()) -> None:
         self.limits = limits
         self.watch = watch
+        self.hide = hide
         self.preload = preload
         self.module_name = module_name
         self.on_error = on_error
@@ -157,12 +158,13 @@ class Session:
             self._home = Path(tempfile.mkdtemp(prefix="grader-work-"))
         env = isolation.environment(self._home)
         env["GRADER_LIMITS"] = json.dumps(self.limits.rlimits())
+        confinement = isolation.plan(self._home, self.hide, self.limits.file_size_mb << 22)
+        if confinement is not None:
+            env["GRADER_CONFINE"] = json.dumps(confinement)
         try:
             self._proc = subprocess.Popen(
                 isolation.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, cwd=self._home, env=env, start_new_session=True,
-                preexec_fn=isolation.preexec(self._home),
-            )
+                stderr=subprocess.PIPE, cwd=self._home, env=env, start_new_session=True)
         except OSError as exc:
             raise SandboxError(f"cannot start the sandbox worker: {exc}") from None
         stderr = self._proc.stderr
@@ -177,6 +179,7 @@ class Session:
                                   "watch": list(self.watch)}, None, 60.0)
         if reply.get("status") != "ok":
             raise _WorkerLost(Status.CRASHED, "the worker did not start")
+        self.isolation = isolation.describe(str(reply.get("confinement") or "") or None)
 
     def _drain(self, fd: int) -> None:
         try:

@@ -130,7 +130,7 @@ class Worker:
             self.namespace["__name__"] = header.get("module_name", "__main__")
             self.namespace["get_ipython"] = lambda: Shell(self.namespace)
             self.namespace["display"] = lambda *args, **kwargs: None
-        return {"status": "ok", "pid": os.getpid()}, None
+        return {"status": "ok", "pid": os.getpid(), "confinement": CONFINEMENT}, None
 
     def op_exec(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
         cell, index, timeout = header["cell"], header["stmt"], float(header["timeout"])
@@ -339,7 +339,20 @@ def main() -> None:
     import json
 
     apply_limits(json.loads(os.environ.pop("GRADER_LIMITS", "{}")))
+    plan = os.environ.pop("GRADER_CONFINE", "")
+    if plan:
+        from grader.sandbox.confine import ConfineError, confine
+
+        global CONFINEMENT
+        try:
+            CONFINEMENT = confine(json.loads(plan))
+            os.environ.update(HOME="/tmp", TMPDIR="/tmp", MPLCONFIGDIR="/tmp")
+        except (ConfineError, OSError) as exc:  # say so in every report, and go on
+            CONFINEMENT = f"NOT confined to a private root ({exc})"
     Worker().serve(in_fd, out_fd)
+
+
+CONFINEMENT = ""
 
 
 _KERNEL_WORKER: Worker | None = None

@@ -1,0 +1,145 @@
+"""Confining the worker before any student code runs: a minimal read-only root, then no power.
+
+Runs inside the worker, which `isolation` started in fresh mount, PID and network namespaces
+(as root, or as root of a new user namespace when the grader is not root). It builds a new
+root on a tmpfs that holds only what Python needs (system libraries, the interpreter, the
+import path), hides the secret folders (solutions, references, gradebooks) under empty
+tmpfs mounts, pivots into it and drops the old root. Everything is read-only except a small
+/tmp. Then it gives up the power to undo this: as root, it becomes an unprivileged user; as
+the root of a user namespace, it enters a nested one, which locks the mounts.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import signal
+from typing import Any
+
+MS_RDONLY, MS_NOSUID, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 32, 4096, 16384, 1 << 18
+MNT_DETACH = 2
+CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
+AT_FDCWD, AT_RECURSIVE = -100, 0x8000
+MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID = 0x1, 0x2
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+SYSCALLS = {"x86_64": {"pivot_root": 155, "mount_setattr": 442},
+            "aarch64": {"pivot_root": 41, "mount_setattr": 442}}
+DEVICES = ("null", "zero", "full", "random", "urandom")
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class ConfineError(Exception):
+    """A step of the confinement failed; the message names it."""
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        errno = ctypes.get_errno()
+        raise ConfineError(f"{what}: {os.strerror(errno)}")
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int,
+           data: str | None = None) -> None:
+    def encode(text: str | None) -> bytes | None:
+        return text.encode() if text is not None else None
+
+    _check(_libc.mount(encode(source), encode(target), encode(fstype), ctypes.c_ulong(flags),
+                       encode(data)), f"mount {target}")
+
+
+def _syscall(name: str, *args: Any) -> int:
+    number = SYSCALLS.get(platform.machine(), {}).get(name)
+    if number is None:
+        raise ConfineError(f"{name}: unknown on {platform.machine()}")
+    return int(_libc.syscall(number, *args))
+
+
+def _place(root: str, path: str) -> None:
+    """Bind `path` read-only at the same place under `root` (symlinks are recreated)."""
+    target = root + path
+    if os.path.islink(path):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if not os.path.lexists(target):
+            os.symlink(os.readlink(path), target)
+        return
+    if os.path.isdir(path):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        open(target, "a").close()
+    _mount(path, target, None, MS_BIND | MS_REC)
+
+
+def _covered(path: str, others: list[str]) -> bool:
+    return any(path != other and path.startswith(other.rstrip("/") + "/") for other in others)
+
+
+def confine(plan: dict[str, Any]) -> str:
+    """Apply a plan from `isolation.plan()`; return a sentence saying what was done."""
+    root = plan["root"]
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _mount("tmpfs", root, "tmpfs", 0, "mode=0755,size=4m")
+    binds = sorted({os.path.realpath(p) for p in plan["binds"] if os.path.exists(p)}
+                   | {p for p in plan["binds"] if os.path.islink(p)})
+    for path in binds:
+        if not _covered(path, binds):
+            _place(root, path)
+    for device in DEVICES:
+        if os.path.exists(f"/dev/{device}"):
+            _place(root, f"/dev/{device}")
+    os.makedirs(root + "/proc", exist_ok=True)
+    _mount("/proc", root + "/proc", None, MS_BIND | MS_REC)
+    hidden = 0
+    needed = [os.path.realpath(p) + "/" for p in plan["needed"]]
+    for secret in plan["hide"]:
+        real = os.path.realpath(secret)
+        inside = root + real
+        if any(path.startswith(real.rstrip("/") + "/") for path in needed):
+            continue  # hiding it would hide Python itself
+        if os.path.isdir(inside):
+            _mount("tmpfs", inside, "tmpfs", MS_RDONLY, "mode=0755,size=4k")
+            hidden += 1
+    os.makedirs(root + "/tmp", exist_ok=True)
+    os.chdir(root)
+    os.makedirs(".old", exist_ok=True)
+    _check(_syscall("pivot_root", b".", b".old"), "pivot_root")
+    os.chdir("/")
+    _check(_libc.umount2(b"/.old", MNT_DETACH), "umount the old root")
+    os.rmdir("/.old")
+    if plan.get("lock"):
+        _lock()
+    attr = _MountAttr(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0, 0, 0)
+    _check(_syscall("mount_setattr", AT_FDCWD, b"/", AT_RECURSIVE, ctypes.byref(attr),
+                    ctypes.sizeof(attr)), "make the root read-only")
+    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID, f"mode=1777,size={int(plan['tmp_bytes'])}")
+    os.chdir("/tmp")
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    if plan.get("uid") is not None:
+        os.setgroups([])
+        os.setgid(int(plan["gid"]))
+        os.setuid(int(plan["uid"]))
+        # Changing credentials clears the parent-death signal that ties us to `unshare`.
+        _check(_libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0), "pdeathsig")
+    who = (f"user {plan['uid']}" if plan.get("uid") is not None
+           else "a nested user namespace that locks its mounts")
+    return (f"a private read-only root with only the system and Python files, {hidden} secret "
+            f"folder(s) hidden, a writable /tmp of {int(plan['tmp_bytes']) >> 20} MiB, "
+            f"running as {who}")
+
+
+def _lock() -> None:
+    """Enter a nested user and mount namespace: inherited mounts can no longer be undone."""
+    uid, gid = os.geteuid(), os.getegid()
+    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "nested user namespace")
+    with open("/proc/self/setgroups", "w") as stream:
+        stream.write("deny")
+    for name, outer in (("uid_map", uid), ("gid_map", gid)):
+        with open(f"/proc/self/{name}", "w") as stream:
+            stream.write(f"{outer} {outer} 1")
