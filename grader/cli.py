@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import secrets
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -196,6 +198,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
     """Run `grade` with arguments; return the exit code. Testable without a subprocess."""
+    # Under GitHub Actions, a line such as "::error::" printed by student code (echoed in a
+    # message) would be read as a workflow command: stop command processing around our output.
+    token = secrets.token_hex(16) if os.environ.get("GITHUB_ACTIONS") == "true" else ""
+    if token:
+        out.write(f"::stop-commands::{token}\n")
     try:
         args = build_parser().parse_args(argv)
         return int(args.handler(args, out))
@@ -205,6 +212,9 @@ def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
     except KeyboardInterrupt:
         err.write("grade: interrupted\n")
         return 130
+    finally:
+        if token:
+            out.write(f"::{token}::\n")
 
 
 def main() -> None:

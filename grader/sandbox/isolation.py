@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -64,7 +65,9 @@ def environment(home: Path) -> dict[str, str]:
 
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")
-SANDBOX_UID = 65534  # nobody
+# As root, each worker runs as a user of its own, with no account: a fork bomb exhausts only
+# its own process limit, and no two submissions can signal or read each other.
+SANDBOX_UIDS = range(2_000_000, 3_000_000)
 
 
 def plan(home: Path, hide: Sequence[Path], tmp_bytes: int) -> dict[str, Any] | None:
@@ -81,11 +84,12 @@ def plan(home: Path, hide: Sequence[Path], tmp_bytes: int) -> dict[str, Any] | N
              *site.getsitepackages(), str(PACKAGE_PARENT),
              *(entry for entry in sys.path if entry and os.path.isabs(entry))]
     root = os.geteuid() == 0
+    uid = random.choice(SANDBOX_UIDS) if root else None
     needed = [sys.prefix, sys.base_prefix, *site.getsitepackages(), str(PACKAGE_PARENT / "grader")]
     return {"root": str(home), "binds": [p for p in dict.fromkeys(paths) if os.path.exists(p)],
             "needed": needed,
             "hide": [str(path) for path in hide], "tmp_bytes": tmp_bytes,
-            "uid": SANDBOX_UID if root else None, "gid": SANDBOX_UID if root else None,
+            "uid": uid, "gid": uid,
             "lock": not root}
 
 

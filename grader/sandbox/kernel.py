@@ -9,11 +9,11 @@ kernel exactly as the fast engine's worker does, and answers with the same proto
 
 from __future__ import annotations
 
-import io
 import logging
 import os
 import re
 import resource
+import secrets
 import signal
 import time
 from pathlib import Path
@@ -26,7 +26,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from grader.model import Cell, Status
 from grader.sandbox import isolation, protocol
-from grader.sandbox.session import MAX_REPLY_BYTES, Session, _WorkerLost
+from grader.sandbox.session import Session, _decode, _WorkerLost
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 ANSWER = ("__import__('grader.sandbox.worker', fromlist=['kernel_answer']).kernel_answer("
@@ -144,18 +144,18 @@ class KernelSession(Session):
                  timeout: float) -> tuple[dict[str, Any], Any]:
         home = self._ensure_home()
         request, reply = home / "grader-request.bin", home / "grader-reply.bin"
-        request.write_bytes(protocol.pack(header, value))
+        nonce = secrets.token_hex(8)
+        request.write_bytes(protocol.pack(dict(header, id=nonce), value))
         reply.unlink(missing_ok=True)
         outputs, _ = self._run_source(ANSWER.format(request=str(request), reply=str(reply)),
                                       timeout)
         if not reply.exists():
             error = _error(outputs)
             raise _WorkerLost(Status.CRASHED, f"the kernel did not answer ({error})")
-        try:
-            return protocol.unpack(io.BytesIO(reply.read_bytes()), MAX_REPLY_BYTES)
-        except (protocol.ProtocolError, EOFError) as exc:
-            raise _WorkerLost(Status.CRASHED, f"the kernel sent malformed data ({exc})") \
-                from None
+        answer = _decode(reply.read_bytes())
+        if answer[0].get("id") != nonce:
+            raise _WorkerLost(Status.CRASHED, "the kernel's answer was not to this request")
+        return answer
 
     def _replay_statement(self, cell: Cell, index: int) -> None:
         if index < 0:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -28,6 +29,7 @@ from grader.sandbox import isolation, protocol
 GRACE_S = 2.0
 MAX_RESTARTS = 8
 MAX_REPLY_BYTES = 64 << 20
+MAX_STRAY_FRAMES = 16
 
 
 @dataclass(frozen=True)
@@ -194,21 +196,25 @@ class Session:
                  timeout: float) -> tuple[dict[str, Any], Any]:
         proc = self._proc
         assert proc is not None and proc.stdin is not None and proc.stdout is not None
+        nonce = secrets.token_hex(8)
         try:
-            protocol.write_all(proc.stdin.fileno(), protocol.pack(header, value))
+            protocol.write_all(proc.stdin.fileno(), protocol.pack(dict(header, id=nonce), value))
         except (BrokenPipeError, OSError):
             raise self._lost("before the request could be sent") from None
         deadline = min(time.monotonic() + timeout, self.deadline + GRACE_S)
-        try:
-            frame = protocol.read_frame(proc.stdout.fileno(), deadline, MAX_REPLY_BYTES)
-        except TimeoutError:
-            raise _WorkerLost(Status.TIMEOUT, "no answer in time") from None
-        except EOFError:
-            raise self._lost("while it ran") from None
-        try:
-            return protocol.unpack(io.BytesIO(frame), MAX_REPLY_BYTES)
-        except (protocol.ProtocolError, EOFError) as exc:
-            raise _WorkerLost(Status.CRASHED, f"the worker sent malformed data ({exc})") from None
+        # Student code can write to the channel; a frame that does not answer this request is
+        # dropped. (Forging this request's answer only forges the student's own outputs.)
+        for _ in range(MAX_STRAY_FRAMES):
+            try:
+                frame = protocol.read_frame(proc.stdout.fileno(), deadline, MAX_REPLY_BYTES)
+            except TimeoutError:
+                raise _WorkerLost(Status.TIMEOUT, "no answer in time") from None
+            except EOFError:
+                raise self._lost("while it ran") from None
+            reply = _decode(frame)
+            if reply[0].get("id") == nonce:
+                return reply
+        raise _WorkerLost(Status.CRASHED, "the worker's channel was flooded with stray frames")
 
     def _lost(self, when: str) -> _WorkerLost:
         proc = self._proc
@@ -371,6 +377,13 @@ class Session:
     def captured_output(self) -> str:
         """What the student's code printed (capped)."""
         return self.output.text()
+
+
+def _decode(frame: bytes) -> tuple[dict[str, Any], Any]:
+    try:
+        return protocol.unpack(io.BytesIO(frame), MAX_REPLY_BYTES)
+    except (protocol.ProtocolError, EOFError) as exc:
+        raise _WorkerLost(Status.CRASHED, f"the worker sent malformed data ({exc})") from None
 
 
 def _exec_request(cell: Cell, index: int, timeout: float) -> dict[str, Any]:

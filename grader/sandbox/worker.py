@@ -112,11 +112,12 @@ class Worker:
 
     def answer(self, header: dict[str, Any], value: Any) -> bytes:
         """The reply frame to one request."""
+        _reap()
         handler = getattr(self, f"op_{header.get('op')}", None)
         reply, result = handler(header, value) if handler else ({"status": "bad-op"}, None)
         if reply["status"] == "relay":  # a child's frame, passed on as it is
             return bytes(result or b"")
-        return protocol.pack(reply, result)
+        return protocol.pack(dict(reply, id=header.get("id")), result)
 
     def op_hello(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
         for module in header.get("preload", []):
@@ -142,6 +143,7 @@ class Worker:
         self.executed += 1
         previous = signal.signal(signal.SIGALRM, _raise_timeout)
         signal.setitimer(signal.ITIMER_REAL, timeout)
+        me = os.getpid()
         try:
             exec(code, self.namespace)
             reply: dict[str, Any] = {"status": "ok"}
@@ -154,9 +156,11 @@ class Worker:
             message, line = describe(exc, filename)
             reply = {"status": "error", "message": message, "line": line}
         finally:
+            _only(me)
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
             _flush()
+            _reap()
         return reply, None
 
     def op_snapshot(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
@@ -173,7 +177,12 @@ class Worker:
             return
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
-        pid = os.fork()
+        try:
+            pid = _fork()
+        except OSError:  # no room for a snapshot: calls will use the final state only
+            for fd in (request_r, request_w, reply_r, reply_w):
+                os.close(fd)
+            return
         if pid == 0:  # the snapshot: answer calls from the worker, never from the grader
             for fd in (request_w, reply_r, *self.channel,
                        *(fd for snap in self.snapshots.values()
@@ -194,7 +203,10 @@ class Worker:
                 for fd in (old.requests, old.replies):
                     _close(fd)
                 _kill_group(old.pid)
-                os.waitpid(old.pid, 0)
+                try:
+                    os.waitpid(old.pid, 0)
+                except ChildProcessError:
+                    pass  # already collected
 
     def op_call(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
         name, kind = header["name"], header["kind"]
@@ -208,9 +220,17 @@ class Worker:
             return {"status": "missing", "message": f"{name} is of type "
                     f"{type(target).__name__}, not a {wanted}"}, None
         read_fd, write_fd = os.pipe()
-        pid = os.fork()
+        try:
+            pid = _fork()
+        except OSError as exc:  # the student's processes used up the limit
+            for fd in (read_fd, write_fd):
+                os.close(fd)
+            return {"status": "error", "message": f"no process could be started for the call "
+                    f"({exc.strerror}): too many processes are still running"}, None
         if pid == 0:  # the child: call, answer, vanish
             os.close(read_fd)
+            for fd in self.channel:
+                _close(fd)
             _child_call(write_fd, target, kind, value, header)
         os.close(write_fd)
         return self._collect(pid, read_fd, float(header["timeout"]))
@@ -250,7 +270,10 @@ class Worker:
             chunks.append(chunk)
         os.close(read_fd)
         _kill_group(pid)
-        _, status = os.waitpid(pid, 0)
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:
+            status = 0
         if timed_out:
             return {"status": "timeout", "message": f"the call did not return within "
                     f"{timeout:g} s"}, None
@@ -263,18 +286,53 @@ class Worker:
 
 
 def _child_call(write_fd: int, target: Any, kind: str, value: Any, header: dict[str, Any]) -> None:
+    me = os.getpid()
+    reply = {"id": header.get("id")}
     try:
         os.setpgid(0, 0)  # its own group, so everything it starts is killed with it
         result = invoke(target, kind, tuple(value["args"]), value.get("init") or {},
                         header.get("tensors"))
-        frame = protocol.pack({"status": "ok"}, result)
+        _only(me)
+        frame = protocol.pack(dict(reply, status="ok"), result)
     except BaseException as exc:  # the student's failure is data
+        _only(me)
         message, line = describe(exc)
-        frame = protocol.pack({"status": "error", "message": message, "line": line})
+        frame = protocol.pack(dict(reply, status="error", message=message, line=line))
     try:
         protocol.write_all(write_fd, frame)
     finally:
         _flush()
+        os._exit(0)
+
+
+def _fork(attempts: int = 20) -> int:
+    """fork(), waiting a little for the student's exiting processes to free their slots."""
+    for attempt in range(attempts):
+        try:
+            return os.fork()
+        except BlockingIOError:
+            if attempt == attempts - 1:
+                raise
+            _reap()
+            time.sleep(0.05)
+    raise AssertionError("unreachable")
+
+
+def _reap() -> None:
+    """Collect exited children; as PID 1 of its namespace the worker also adopts orphans, and
+    their zombies would count against the process limit."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _only(pid: int) -> None:
+    """A process that student code forked must not go on with the worker's work."""
+    if os.getpid() != pid:
         os._exit(0)
 
 
