@@ -1,0 +1,107 @@
+"""Fuzzing every input the grader parses: whatever the bytes, a result or a clear error."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from grader import grading, loading, registry
+from grader.errors import SubmissionError
+from grader.model import Status, Submission
+from grader.sandbox.session import Limits
+
+FUZZ = settings(max_examples=150, deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                       HealthCheck.too_slow])
+
+json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-10, 10), st.text(max_size=40))
+json_value = st.recursive(json_leaf, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    max_leaves=20)
+source = st.one_of(
+    st.text(max_size=200),
+    st.lists(st.text(max_size=40), max_size=6),
+    st.sampled_from(["import numpy as np", "%matplotlib inline", "!ls", "%%bash\nls",
+                     "def softmax(x):\n    return x", "print(1", "x = ' \\u2603 '", "\x00"]),
+    json_value,
+)
+cell = st.fixed_dictionaries(
+    {"cell_type": st.one_of(st.sampled_from(["code", "markdown", "raw"]), json_leaf),
+     "source": source},
+    optional={"metadata": json_value, "outputs": json_value, "execution_count": json_value,
+              "id": json_value})
+notebook = st.fixed_dictionaries(
+    {"nbformat": st.one_of(st.sampled_from([3, 4]), json_leaf),
+     "cells": st.one_of(st.lists(cell, max_size=8), json_value)},
+    optional={"nbformat_minor": json_value, "metadata": json_value, "worksheets": json_value})
+encoding = st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "latin-1"])
+
+
+def loads_cleanly(path) -> Submission | None:
+    """A Submission, or None after a SubmissionError that names the file; nothing else."""
+    try:
+        return loading.load(path)
+    except SubmissionError as exc:
+        assert str(exc).startswith(f"{path}: ")
+        return None
+
+
+@FUZZ
+@given(data=st.binary(max_size=3000))
+def test_arbitrary_bytes(tmp_path, data):
+    path = tmp_path / "fuzz.ipynb"
+    path.write_bytes(data)
+    loads_cleanly(path)
+
+
+@FUZZ
+@given(document=notebook, encoded_as=encoding)
+def test_mutated_notebooks(tmp_path, document, encoded_as):
+    path = tmp_path / "fuzz.ipynb"
+    path.write_bytes(json.dumps(document).encode(encoded_as, errors="replace"))
+    loaded = loads_cleanly(path)
+    if loaded is not None:
+        assert all(isinstance(c.source, str) for c in loaded.cells)
+
+
+@FUZZ
+@given(text=st.text(max_size=500))
+def test_arbitrary_modules(tmp_path, text):
+    path = tmp_path / "fuzz.py"
+    path.write_bytes(text.encode("utf-8", errors="replace"))
+    loads_cleanly(path)
+
+
+def test_huge_cells_many_cells_and_deep_nesting(tmp_path):
+    huge = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "source": "x = 1\n" * 50_000, "outputs": []}]}
+    many = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "source": f"x{i} = {i}", "outputs": []}
+        for i in range(5000)]}
+    for name, document in (("huge", huge), ("many", many)):
+        path = tmp_path / f"{name}.ipynb"
+        path.write_text(json.dumps(document))
+        assert loads_cleanly(path) is not None
+    deep = tmp_path / "deep.ipynb"
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    assert loads_cleanly(deep) is None
+    nested_source = tmp_path / "nested.py"
+    nested_source.write_text("x = " + "(" * 5000 + ")" * 5000)
+    loaded = loads_cleanly(nested_source)
+    assert loaded is not None and loaded.cells[0].syntax_error
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(document=notebook)
+def test_grading_fuzzed_notebooks_gives_a_result(tmp_path_factory, document):
+    path = tmp_path_factory.mktemp("fuzz") / "fuzz.ipynb"
+    path.write_text(json.dumps(document))
+    options = grading.Options(limits=Limits(cell_timeout=2, call_timeout=1,
+                                            submission_timeout=20))
+    result = grading.grade(path, registry.get("udl_attention"), options)
+    assert result.status in (Status.GRADED, Status.ERROR)
+    assert result.duration_s < 30
+    if result.status is Status.ERROR:
+        assert result.error.startswith(f"{path}: ")
