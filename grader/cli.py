@@ -11,17 +11,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from grader import grading, registry
+from grader import batch, gradebook, grading, registry
 from grader.errors import GraderError, UsageError
 from grader.grading import Options
 from grader.model import Result, Status
 from grader.report import html as html_report
 from grader.report import json as json_report
+from grader.report import junit as junit_report
 from grader.report import markdown as markdown_report
 from grader.report import terminal
 from grader.sandbox.session import Limits
 
 SUBMISSION_SUFFIXES = (".ipynb", ".py")
+MAX_SUMMARY = 1 << 20
 
 
 class _Parser(argparse.ArgumentParser):
@@ -132,6 +134,13 @@ def _write(path: str, text: str) -> None:
 
 def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     results = _grade_all(args, out, public_only=False)
+    if args.junit:
+        _write(args.junit, junit_report.render(results))
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:  # GitHub Actions: append to the job summary (at most 1 MiB per step)
+        text = "\n".join(markdown_report.render(r) for r in results)
+        with open(summary, "a", encoding="utf-8") as stream:
+            stream.write(text[:MAX_SUMMARY])
     failed = [r for r in results if r.status is Status.ERROR
               or (args.fail_under is not None and r.score < args.fail_under)]
     return 1 if failed else 0
@@ -144,6 +153,62 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     return 0 if ok else 1
 
 
+def _cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
+    assignment = registry.get(args.assignment)
+    summary = batch.run(Path(args.folder), assignment, Path(args.out), args.jobs,
+                        _options(args, public_only=False), force=args.force,
+                        pattern=batch.compile_pattern(args.student_pattern))
+    for relative in summary.ignored:
+        out.write(f"ignored {relative}: no student name in its path (see --student-pattern)\n")
+    out.write(f"graded {summary.graded}, skipped {summary.skipped} already in the gradebook, "
+              f"{summary.errors} could not be graded, in {summary.seconds:.1f} s; "
+              f"gradebook: {Path(args.out) / gradebook.FILENAME}\n")
+    return 1 if summary.errors else 0
+
+
+def _cmd_export(args: argparse.Namespace, out: TextIO) -> int:
+    path = Path(args.out) / gradebook.FILENAME
+    if not path.is_file():
+        raise UsageError(f"{path}: no gradebook here; run `grade batch ... --out {args.out}`")
+    columns = {}
+    for item in args.column:
+        name, _, title = item.partition("=")
+        if not title:
+            raise UsageError(f"--column {item!r}: write ASSIGNMENT=TITLE, for example "
+                             "'udl_attention=Self-attention (1234)'")
+        columns[name] = title
+    rows = gradebook.Gradebook(Path(args.out)).rows(args.assignment)
+    text = gradebook.export(rows, args.format, columns)
+    if args.output:
+        _write(args.output, text)
+    else:
+        out.write(text)
+    return 0
+
+
+def _cmd_gradescope(args: argparse.Namespace, out: TextIO) -> int:
+    from grader import gradescope
+
+    assignment = registry.get(args.assignment)
+    if args.action == "build":
+        names = gradescope.build(assignment, Path(args.bundle))
+        out.write(f"wrote {args.bundle} ({len(names)} files): upload it as the autograder\n")
+        return 0
+    result = gradescope.run(assignment, grading.Options())
+    out.write(terminal.render(result))
+    return 0
+
+
+def _add_limits(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--timeout", type=float, default=Limits.cell_timeout, metavar="S",
+                        help="seconds per top-level statement of a cell (default %(default)s)")
+    parser.add_argument("--call-timeout", type=float, default=Limits.call_timeout,
+                        metavar="S", help="seconds per call of an exercise "
+                        "(default %(default)s)")
+    parser.add_argument("--memory-mb", type=int, default=Limits.memory_mb, metavar="MB",
+                        help="address space of the student's processes (default %(default)s)")
+    _add_engine_options(parser)
+
 def _add_grading_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("submissions", nargs="+", metavar="SUBMISSION",
                         help="a .ipynb or .py file, or a folder of them")
@@ -154,20 +219,17 @@ def _add_grading_options(parser: argparse.ArgumentParser) -> None:
                         "(a folder when grading several submissions)")
     parser.add_argument("--md", metavar="PATH", help="write the Markdown report here "
                         "(a folder when grading several submissions)")
-    parser.add_argument("--timeout", type=float, default=Limits.cell_timeout, metavar="S",
-                        help="seconds per top-level statement of a cell (default %(default)s)")
-    parser.add_argument("--call-timeout", type=float, default=Limits.call_timeout,
-                        metavar="S", help="seconds per call of an exercise "
-                        "(default %(default)s)")
-    parser.add_argument("--memory-mb", type=int, default=Limits.memory_mb, metavar="MB",
-                        help="address space of the student's processes (default %(default)s)")
+    _add_limits(parser)
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="show every failing check, not one line per distinct problem")
+
+
+def _add_engine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--on-error", choices=grading.ON_ERROR, default="statement",
                         help="after a failing statement: go on with the next statement "
                         "(default), skip the rest of the cell, or stop like Jupyter's Run All")
     parser.add_argument("--engine", choices=grading.ENGINES, default="fast",
                         help="fast: fork server (default); kernel: a real Jupyter kernel")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="show every failing check, not one line per distinct problem")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -182,7 +244,50 @@ def build_parser() -> argparse.ArgumentParser:
     _add_grading_options(run)
     run.add_argument("--fail-under", type=float, metavar="SCORE",
                      help="exit 1 when a submission scores below SCORE")
+    run.add_argument("--junit", metavar="PATH", help="write JUnit XML, one testcase per check")
     run.set_defaults(handler=_cmd_run)
+
+    grade_class = commands.add_parser("batch", help="grade a folder of submissions in "
+                                      "parallel into a gradebook")
+    grade_class.add_argument("folder", metavar="SUBMISSIONS_DIR")
+    grade_class.add_argument("--assignment", required=True)
+    grade_class.add_argument("--out", required=True, metavar="OUT_DIR",
+                             help="gradebook.sqlite and results/<student>/ go here")
+    grade_class.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                             help="submissions graded at once (default: the number of cores)")
+    grade_class.add_argument("--force", action="store_true",
+                             help="grade again what the gradebook already has")
+    grade_class.add_argument("--student-pattern", metavar="REGEX",
+                             help="a regular expression with a group (?P<student>...), "
+                             "searched in each file's path under SUBMISSIONS_DIR")
+    _add_limits(grade_class)
+    grade_class.set_defaults(handler=_cmd_batch)
+
+    book = commands.add_parser("gradebook", help="export the grades of a batch")
+    book_commands = book.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    export = book_commands.add_parser("export", help="write the grade table as CSV")
+    export.add_argument("--out", default=".", metavar="OUT_DIR",
+                        help="the folder given to grade batch --out (default: here)")
+    export.add_argument("--format", choices=gradebook.FORMATS, default="csv",
+                        help="csv (one row per student and assignment), canvas (Canvas's "
+                        "gradebook import) or moodle (Moodle's CSV import)")
+    export.add_argument("--assignment", help="only this assignment")
+    export.add_argument("--column", action="append", default=[], metavar="ASSIGNMENT=TITLE",
+                        help="column title in the LMS, e.g. 'udl_attention=Attention (1234)' "
+                        "(Canvas matches its id in parentheses)")
+    export.add_argument("--output", metavar="FILE", help="write here instead of stdout")
+    export.set_defaults(handler=_cmd_export)
+
+    scope = commands.add_parser("gradescope", help="build a Gradescope autograder bundle, or "
+                                "grade inside one")
+    scope_commands = scope.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    build = scope_commands.add_parser("build", help="write the autograder zip")
+    build.add_argument("bundle", metavar="OUT.zip")
+    run_inside = scope_commands.add_parser("run", help="grade /autograder/submission (this is "
+                                           "what the bundle's run_autograder calls)")
+    for command in (build, run_inside):
+        command.add_argument("--assignment", required=True)
+        command.set_defaults(handler=_cmd_gradescope)
 
     check = commands.add_parser("check", help="run the public cases only, as a student would "
                                 "before handing in (exit 1 unless all pass)")

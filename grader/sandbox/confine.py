@@ -127,7 +127,8 @@ def confine(plan: dict[str, Any]) -> str:
         os.setuid(int(plan["uid"]))
         # Changing credentials clears the parent-death signal that ties us to `unshare`.
         _check(_libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0), "pdeathsig")
-    who = (f"an unprivileged user of its own (uid {plan['uid']})" if plan.get("uid") is not None
+    who = ("an unprivileged user of its own (no account, no capabilities)"
+           if plan.get("uid") is not None
            else "a nested user namespace that locks its mounts")
     return (f"a private read-only root with only the system and Python files, {hidden} secret "
             f"folder(s) hidden, a writable /tmp of {int(plan['tmp_bytes']) >> 20} MiB, "

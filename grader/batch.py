@@ -1,0 +1,203 @@
+"""Grading a whole class: find the submissions, name the students, grade in parallel.
+
+Student names come from the path of each file relative to the submissions folder:
+- a file inside a folder belongs to that folder's student: `alice/notebook.ipynb` -> alice;
+- a file directly in the submissions folder belongs to the part of its name before the first
+  underscore or dot: `bob_attention.ipynb` -> bob (the layout of most LMS downloads);
+- `--student-pattern REGEX` replaces both: a regular expression with a group named `student`,
+  searched in the relative path (for example `^(?P<student>[a-z]+\\d+)-`).
+
+Every result is recorded in the gradebook as soon as it is ready; a file already graded with
+the same hash is skipped unless `force` is set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TextIO
+
+from grader import grading
+from grader.errors import UsageError
+from grader.gradebook import Gradebook
+from grader.model import Assignment, Result, Status
+from grader.report import html, markdown
+from grader.report import json as json_report
+
+SUFFIXES = (".ipynb", ".py")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One submission file to grade."""
+
+    path: Path
+    """The file."""
+    relative: str
+    """Its path under the submissions folder, with forward slashes."""
+    student: str
+    """Whose it is."""
+    sha256: str
+    """Hash of its bytes now."""
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a batch did."""
+
+    graded: int
+    """Submissions graded in this run."""
+    skipped: int
+    """Submissions already in the gradebook with the same hash."""
+    errors: int
+    """Submissions that could not be graded (status "error")."""
+    ignored: tuple[str, ...]
+    """Files whose student could not be read from their path."""
+    seconds: float
+    """Wall time of the run."""
+
+
+def student_of(relative: str, pattern: re.Pattern[str] | None) -> str | None:
+    """The student a submission belongs to, or None when the path does not say."""
+    if pattern is not None:
+        found = pattern.search(relative)
+        return found.group("student") if found and found.group("student") else None
+    if "/" in relative:
+        return relative.split("/", 1)[0]
+    name = re.split(r"[_.]", relative, maxsplit=1)[0]
+    return name or None
+
+
+def compile_pattern(text: str | None) -> re.Pattern[str] | None:
+    """Check a --student-pattern; a UsageError names what is wrong with it."""
+    if text is None:
+        return None
+    try:
+        pattern = re.compile(text)
+    except re.error as exc:
+        raise UsageError(f"--student-pattern {text!r} is not a regular expression ({exc})") \
+            from None
+    if "student" not in pattern.groupindex:
+        raise UsageError(f"--student-pattern {text!r} needs a group named student, "
+                         "as in (?P<student>...)")
+    return pattern
+
+
+def find(folder: Path, pattern: re.Pattern[str] | None) -> tuple[list[Job], list[str]]:
+    """The submissions in a folder, and the files whose student is unknown."""
+    if not folder.is_dir():
+        raise UsageError(f"{folder}: not a folder of submissions")
+    jobs, ignored = [], []
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder).as_posix()
+        if (path.suffix not in SUFFIXES or not path.is_file()
+                or any(part.startswith(".") for part in relative.split("/"))):
+            continue
+        student = student_of(relative, pattern)
+        if student is None:
+            ignored.append(relative)
+            continue
+        jobs.append(Job(path, relative, student, hashlib.sha256(path.read_bytes()).hexdigest()))
+    return jobs, ignored
+
+
+def write_outputs(out: Path, job: Job, result: Result) -> None:
+    """The JSON result and the HTML and Markdown reports of one submission."""
+    folder = out / "results" / job.student
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = Path(job.relative).stem
+    (folder / f"{stem}.json").write_text(json_report.render(result), encoding="utf-8")
+    (folder / f"{stem}.html").write_text(html.render(result), encoding="utf-8")
+    (folder / f"{stem}.md").write_text(markdown.render(result), encoding="utf-8")
+
+
+def _grade_one(job: Job, assignment: Assignment, options: grading.Options) -> Result:
+    try:
+        result = grading.grade(job.path, assignment, options)
+    except Exception as exc:  # one bad submission never stops the class
+        result = Result(assignment=assignment.name, submission=str(job.path),
+                        status=Status.ERROR, score=0.0, max_score=assignment.max_score,
+                        duration_s=0.0, error=f"{job.path}: could not be graded ({exc})",
+                        sha256=job.sha256)
+    # Record the hash the batch saw, so that a rerun recognises the file.
+    return replace(result, submission=job.relative, sha256=job.sha256)
+
+
+def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
+        options: grading.Options, force: bool = False, pattern: re.Pattern[str] | None = None,
+        progress: TextIO | None = None) -> Summary:
+    """Grade every submission in `folder` that the gradebook in `out` does not have yet."""
+    started = time.monotonic()
+    found, ignored = find(folder, pattern)
+    book = Gradebook(out)
+    known = {} if force else book.known_hashes(assignment.name)
+    todo = [job for job in found if known.get((job.student, job.relative)) != job.sha256]
+    options = replace(options, hide=(*options.hide, folder.resolve(), out.resolve()))
+    report = _progress(progress or sys.stderr, len(todo))
+    errors = 0
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        pending: dict[Future[Result], Job] = {
+            pool.submit(_grade_one, job, assignment, options): job for job in todo}
+        try:
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    job = pending.pop(future)
+                    result = future.result()
+                    book.record(job.student, job.relative, result)
+                    write_outputs(out, job, result)
+                    errors += result.status is Status.ERROR
+                    report(job, result)
+        except KeyboardInterrupt:
+            for future in pending:
+                future.cancel()
+            raise
+    return Summary(len(todo), len(found) - len(todo), errors, tuple(ignored),
+                   time.monotonic() - started)
+
+
+def _progress(stream: TextIO, total: int) -> Callable[[Job, Result], None]:
+    """A progress report: a rich bar on a terminal, one plain line per submission otherwise."""
+    started, done = time.monotonic(), [0]
+    if hasattr(stream, "isatty") and stream.isatty():
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        bar = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(),
+                       TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
+                       transient=False)
+        task = bar.add_task("grading", total=total, rate="")
+        bar.start()
+
+        def update(job: Job, result: Result) -> None:
+            done[0] += 1
+            rate = done[0] / max(time.monotonic() - started, 1e-9)
+            bar.update(task, advance=1, rate=f"{rate:.1f}/s")
+            if done[0] == total:
+                bar.stop()
+
+        return update
+
+    def line(job: Job, result: Result) -> None:
+        done[0] += 1
+        elapsed = max(time.monotonic() - started, 1e-9)
+        rate = done[0] / elapsed
+        left = (total - done[0]) / rate
+        outcome = (f"{result.score:g}/{result.max_score:g}" if result.status is Status.GRADED
+                   else "could not be graded")
+        stream.write(f"[{done[0]}/{total}] {job.student} ({job.relative}): {outcome}; "
+                     f"{rate:.2f}/s, about {left:.0f} s left\n")
+        stream.flush()
+
+    return line

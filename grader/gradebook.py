@@ -1,0 +1,174 @@
+"""The gradebook: a SQLite file that records every result the moment it is graded.
+
+One row per (student, assignment, submission file). Each row is committed on its own, so a
+batch killed at any point loses at most the submissions in flight, and a rerun can skip every
+file whose hash is already recorded. Exports pick each student's best submission.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from grader.errors import UsageError
+from grader.model import Result
+from grader.report import json as json_report
+
+FILENAME = "gradebook.sqlite"
+FORMATS = ("csv", "canvas", "moodle")
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    student     TEXT NOT NULL,
+    assignment  TEXT NOT NULL,
+    submission  TEXT NOT NULL,
+    sha256      TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    score       REAL NOT NULL,
+    max_score   REAL NOT NULL,
+    result      TEXT NOT NULL,
+    graded_at   TEXT NOT NULL,
+    PRIMARY KEY (student, assignment, submission)
+)
+"""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One recorded result."""
+
+    student: str
+    """Who handed it in, as read from the file or folder name."""
+    assignment: str
+    """The assignment's name."""
+    submission: str
+    """The file, relative to the submissions folder."""
+    sha256: str
+    """Hash of the file's bytes when it was graded."""
+    status: str
+    """"graded" or "error"."""
+    score: float
+    """Points earned."""
+    max_score: float
+    """Points available."""
+    graded_at: str
+    """When it was recorded (UTC, ISO 8601)."""
+
+
+class Gradebook:
+    """A gradebook file in an output folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = Path(folder) / FILENAME
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._connect() as db:
+            db.execute(SCHEMA)
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        try:
+            db = sqlite3.connect(self.path, timeout=30)
+        except sqlite3.Error as exc:
+            raise UsageError(f"{self.path}: cannot open the gradebook ({exc})") from None
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            with db:
+                yield db
+        except sqlite3.DatabaseError as exc:
+            raise UsageError(f"{self.path}: the gradebook is damaged ({exc}); move it away "
+                             "and grade again") from None
+        finally:
+            db.close()
+
+    def record(self, student: str, submission: str, result: Result) -> None:
+        """Store one result, replacing an earlier grading of the same file."""
+        stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        with self._connect() as db:
+            db.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (student, result.assignment, submission, result.sha256,
+                        result.status.value, result.score, result.max_score,
+                        json.dumps(json_report.to_dict(result), sort_keys=True), stamp))
+
+    def known_hashes(self, assignment: str) -> dict[tuple[str, str], str]:
+        """(student, submission) -> the hash recorded for it."""
+        with self._connect() as db:
+            rows = db.execute("SELECT student, submission, sha256 FROM results "
+                              "WHERE assignment = ?", (assignment,)).fetchall()
+        return {(student, submission): sha for student, submission, sha in rows}
+
+    def rows(self, assignment: str | None = None) -> list[Row]:
+        """Every recorded result, ordered by student and file."""
+        query = ("SELECT student, assignment, submission, sha256, status, score, max_score, "
+                 "graded_at FROM results")
+        args: tuple[str, ...] = ()
+        if assignment:
+            query += " WHERE assignment = ?"
+            args = (assignment,)
+        with self._connect() as db:
+            found = db.execute(query + " ORDER BY student, assignment, submission",
+                               args).fetchall()
+        return [Row(*row) for row in found]
+
+    def results(self) -> list[dict[str, object]]:
+        """The stored JSON results."""
+        with self._connect() as db:
+            found = db.execute("SELECT result FROM results ORDER BY student, assignment, "
+                               "submission").fetchall()
+        return [json.loads(text) for (text,) in found]
+
+
+def best(rows: Sequence[Row]) -> dict[tuple[str, str], Row]:
+    """Each student's best submission per assignment (a helper .py scores no less than 0)."""
+    chosen: dict[tuple[str, str], Row] = {}
+    for row in rows:
+        key = (row.student, row.assignment)
+        if key not in chosen or row.score > chosen[key].score:
+            chosen[key] = row
+    return chosen
+
+
+def export(rows: Sequence[Row], fmt: str, columns: dict[str, str] | None = None) -> str:
+    """The grade table as CSV: plain, Canvas's import layout, or Moodle's."""
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    chosen = best(rows)
+    assignments = sorted({row.assignment for row in rows})
+    students = sorted({row.student for row in rows})
+    columns = columns or {}
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    if fmt == "csv":
+        writer.writerow(["student", "assignment", "score", "max_score", "status", "submission",
+                         "sha256", "graded_at"])
+        for (student, assignment), row in sorted(chosen.items()):
+            writer.writerow([student, assignment, _num(row.score), _num(row.max_score),
+                             row.status, row.submission, row.sha256, row.graded_at])
+        return out.getvalue()
+    maxima = {a: max(r.max_score for r in rows if r.assignment == a) for a in assignments}
+    titles = [columns.get(a, a) for a in assignments]
+    if fmt == "canvas":
+        # Canvas matches students by Canvas ID, then SIS User ID, then SIS Login ID: the name
+        # read from the submission goes into SIS Login ID.
+        writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *titles])
+        writer.writerow(["Points Possible", "", "", "", "", *(_num(maxima[a])
+                                                              for a in assignments)])
+        for student in students:
+            scores = [_num(chosen[(student, a)].score) if (student, a) in chosen else ""
+                      for a in assignments]
+            writer.writerow([student, "", "", student, "", *scores])
+        return out.getvalue()
+    writer.writerow(["ID number", *titles])  # Moodle: map "ID number" to the user field
+    for student in students:
+        writer.writerow([student, *(_num(chosen[(student, a)].score) if (student, a) in chosen
+                                    else "" for a in assignments)])
+    return out.getvalue()
+
+
+def _num(value: float) -> str:
+    return f"{value:.6g}"

@@ -1,0 +1,50 @@
+"""Gradescope's results.json: one test per check, Markdown output, visibility per case."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from grader.model import Result, Visibility
+from grader.report import json as json_report
+from grader.report import markdown
+from grader.report.render import fence
+
+# Hidden cases are shown once the due date has passed; public ones at once.
+VISIBILITY = {Visibility.PUBLIC: "visible", Visibility.HIDDEN: "after_due_date"}
+
+
+def to_dict(result: Result) -> dict[str, Any]:
+    """The results.json document for one graded submission."""
+    tests = []
+    for i, exercise in enumerate(result.exercises, start=1):
+        for j, check in enumerate(exercise.checks, start=1):
+            lines = []
+            if check.diagnosis:
+                lines.append(f"**Likely mistake ({check.diagnosis.id}):** "
+                             f"{check.diagnosis.message}")
+            if check.note:
+                lines.append(f"*{check.note}*")
+            if check.message:
+                marks = fence(check.message)
+                lines.append(f"{marks}text\n{check.message}\n{marks}")
+            tests.append({
+                "name": f"{exercise.name}: {check.name}", "number": f"{i}.{j}",
+                "score": check.score, "max_score": check.max_score,
+                "status": "passed" if check.passed else "failed",
+                "output": "\n\n".join(lines), "output_format": "md",
+                "visibility": VISIBILITY[check.visibility],
+                "tags": [exercise.name, check.visibility.value],
+            })
+    return {
+        "score": result.score, "execution_time": round(result.duration_s, 3),
+        "output": markdown.render(result) if result.exercises else (result.error or ""),
+        "output_format": "md", "test_output_format": "md", "test_name_format": "text",
+        "visibility": "visible", "stdout_visibility": "hidden", "tests": tests,
+        "extra_data": {"grader": json_report.to_dict(result)},
+    }
+
+
+def render(result: Result) -> str:
+    """results.json as text."""
+    return json.dumps(to_dict(result), indent=2)

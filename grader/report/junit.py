@@ -1,0 +1,47 @@
+"""JUnit XML, which GitLab, Jenkins and most CI systems read: one testcase per check."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+
+from grader.model import Result, Status
+
+
+def _clean(text: str) -> str:
+    """Drop characters XML 1.0 cannot hold (student messages may contain any)."""
+    return "".join(c for c in text
+                   if c in "\t\n\r" or (ord(c) >= 0x20 and c not in "\ufffe\uffff"))
+
+
+def render(results: Sequence[Result]) -> str:
+    """A <testsuites> document with one <testsuite> per submission."""
+    suites = ET.Element("testsuites", name="attention-grader")
+    for result in results:
+        checks = [(e, c) for e in result.exercises for c in e.checks]
+        failures = sum(1 for _, c in checks if c.status is Status.FAILED)
+        errors = sum(1 for _, c in checks if c.status not in (Status.FAILED, Status.PASSED))
+        suite = ET.SubElement(suites, "testsuite", name=_clean(result.submission),
+                              tests=str(max(len(checks), 1)), failures=str(failures),
+                              errors=str(errors + (result.status is Status.ERROR)),
+                              time=f"{result.duration_s:.3f}")
+        if result.status is Status.ERROR:
+            case = ET.SubElement(suite, "testcase", classname=result.assignment,
+                                 name="load submission", time="0")
+            ET.SubElement(case, "error", message=_clean(result.error or ""),
+                          type="SubmissionError")
+            continue
+        for exercise, check in checks:
+            case = ET.SubElement(suite, "testcase",
+                                 classname=f"{result.assignment}.{exercise.name}",
+                                 name=f"{check.name} ({check.visibility.value})", time="0")
+            if check.passed:
+                continue
+            headline = (f"[{check.diagnosis.id}] {check.diagnosis.message}" if check.diagnosis
+                        else (check.message.splitlines() or [check.status.value])[0])
+            tag = "failure" if check.status is Status.FAILED else "error"
+            element = ET.SubElement(case, tag, message=_clean(headline),
+                                    type=check.status.value)
+            element.text = _clean(check.message)
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

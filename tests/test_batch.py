@@ -1,0 +1,189 @@
+"""Grading a class: student names, parallel batches, resuming after kill -9, outputs."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import batch, cli, grading, registry
+from grader.errors import UsageError
+from grader.gradebook import FILENAME, Gradebook
+from grader.sandbox.session import Limits
+from tests.conftest import ROOT
+
+CORPUS = ROOT / "tests" / "corpus" / "udl_attention"
+OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
+
+
+@pytest.mark.parametrize("relative, student", [
+    ("alice/notebook.ipynb", "alice"),
+    ("alice/deep/er/helpers.py", "alice"),
+    ("bob_attention_123.ipynb", "bob"),
+    ("carol.ipynb", "carol"),
+])
+def test_default_student_names(relative, student):
+    assert batch.student_of(relative, None) == student
+
+
+def test_a_custom_pattern_and_its_errors():
+    pattern = batch.compile_pattern(r"^(?P<student>[a-z]+\d+)-")
+    assert batch.student_of("abc123-final.ipynb", pattern) == "abc123"
+    assert batch.student_of("late.ipynb", pattern) is None
+    with pytest.raises(UsageError, match="needs a group named student"):
+        batch.compile_pattern(r"^(\w+)_")
+    with pytest.raises(UsageError, match="is not a regular expression"):
+        batch.compile_pattern(r"(?P<student>")
+
+
+def make_class(folder: Path, slow: bool = False) -> Path:
+    """Eight submissions: correct, wrong, broken; `slow` adds half a second to each."""
+    folder.mkdir(parents=True, exist_ok=True)
+    sources = {"alice/hw.ipynb": CORPUS / "loops.ipynb", "bob/hw.ipynb": CORPUS / "seed002.ipynb",
+               "carol_udl.py": CORPUS / "vectorised.py",
+               "dave_hw.ipynb": ROOT / "tests" / "corpus" / "broken" / "not_json.ipynb",
+               "erin/hw.py": ROOT / "exercises" / "udl_attention.py",
+               "frank_udl.py": ROOT / "solutions" / "udl_attention.py",
+               "grace/hw.ipynb": CORPUS / "seed002.ipynb",
+               "heidi_x.py": CORPUS / "vectorised.py"}
+    for relative, source in sources.items():
+        target = folder / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = source.read_bytes()
+        if slow and target.suffix == ".py":
+            text = b"import time\ntime.sleep(0.5)\n" + text
+        target.write_bytes(text)
+    (folder / "notes.txt").write_text("not a submission")
+    (folder / ".hidden_udl.py").write_text("x = 1")
+    return folder
+
+
+def test_batch_grades_everything_in_parallel_and_records_it(tmp_path):
+    folder = make_class(tmp_path / "submissions")
+    progress = io.StringIO()
+    summary = batch.run(folder, registry.get("udl_attention"), tmp_path / "out", 2, OPTIONS,
+                        progress=progress)
+    assert (summary.graded, summary.skipped, summary.errors) == (8, 0, 1)
+    rows = {row.student: row for row in Gradebook(tmp_path / "out").rows()}
+    assert sorted(rows) == ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"]
+    assert rows["alice"].score == 10.0 and rows["bob"].score == pytest.approx(6.666667)
+    assert rows["dave"].status == "error" and rows["erin"].score == 0.0
+    lines = progress.getvalue().splitlines()
+    assert len(lines) == 8 and lines[-1].startswith("[8/8] ")
+    assert "/s, about" in lines[0]
+    student = tmp_path / "out" / "results" / "bob"
+    assert sorted(p.name for p in student.iterdir()) == ["hw.html", "hw.json", "hw.md"]
+    assert json.loads((student / "hw.json").read_text())["submission"] == "bob/hw.ipynb"
+
+
+def test_a_rerun_grades_only_what_is_new_or_changed(tmp_path):
+    folder = make_class(tmp_path / "submissions")
+    assignment = registry.get("udl_attention")
+    batch.run(folder, assignment, tmp_path / "out", 2, OPTIONS, progress=io.StringIO())
+    shutil.copy(ROOT / "solutions" / "udl_attention.py", folder / "erin" / "hw.py")
+    (folder / "ivan_udl.py").write_text((CORPUS / "vectorised.py").read_text())
+    again = batch.run(folder, assignment, tmp_path / "out", 2, OPTIONS, progress=io.StringIO())
+    assert (again.graded, again.skipped) == (2, 7)
+    rows = {row.student: row for row in Gradebook(tmp_path / "out").rows()}
+    assert rows["erin"].score == 10.0 and rows["ivan"].score == 10.0
+    forced = batch.run(folder, assignment, tmp_path / "out", 2, OPTIONS, force=True,
+                       progress=io.StringIO())
+    assert (forced.graded, forced.skipped) == (9, 0)
+
+
+def _normalised(out: Path) -> list[tuple]:
+    with sqlite3.connect(out / FILENAME) as db:
+        rows = db.execute("SELECT student, assignment, submission, sha256, status, score, "
+                          "max_score, result FROM results ORDER BY student, submission").fetchall()
+    normal = []
+    for *fields, result in rows:
+        data = json.loads(result)
+        data.pop("duration_s")
+        normal.append((*fields, json.dumps(data, sort_keys=True)))
+    return normal
+
+
+def _batch_command(folder: Path, out: Path) -> list[str]:
+    return [sys.executable, "-m", "grader", "batch", str(folder), "--assignment",
+            "udl_attention", "--out", str(out), "--jobs", "2"]
+
+
+def test_killed_halfway_and_resumed_equals_never_interrupted(tmp_path):
+    folder = make_class(tmp_path / "submissions", slow=True)
+    subprocess.run(_batch_command(folder, tmp_path / "whole"), check=False, capture_output=True,
+                   timeout=300)
+    interrupted = tmp_path / "interrupted"
+    process = subprocess.Popen(_batch_command(folder, interrupted), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    recorded = 0
+    while time.monotonic() < deadline and recorded < 3:
+        time.sleep(0.05)
+        try:
+            recorded = len(_normalised(interrupted))
+        except sqlite3.Error:
+            recorded = 0
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    partial = _normalised(interrupted)
+    assert 3 <= len(partial) < 8, "the batch should be killed halfway"
+    resumed = subprocess.run(_batch_command(folder, interrupted), capture_output=True,
+                             text=True, timeout=300)
+    assert f"skipped {len(partial)} already in the gradebook" in resumed.stdout
+    assert _normalised(interrupted) == _normalised(tmp_path / "whole")
+
+
+def test_batch_command_line_and_exports(tmp_path):
+    folder = make_class(tmp_path / "submissions")
+    out = io.StringIO()
+    code = cli.run(["batch", str(folder), "--assignment", "udl_attention", "--out",
+                    str(tmp_path / "out"), "--jobs", "2"], out, io.StringIO())
+    assert code == 1  # dave's notebook could not be graded
+    assert "graded 8, skipped 0 already in the gradebook, 1 could not be graded" in \
+        out.getvalue()
+    canvas = io.StringIO()
+    assert cli.run(["gradebook", "export", "--out", str(tmp_path / "out"), "--format",
+                    "canvas", "--column", "udl_attention=Self-attention (4242)"],
+                   canvas, io.StringIO()) == 0
+    lines = canvas.getvalue().splitlines()
+    assert lines[0] == "Student,ID,SIS User ID,SIS Login ID,Section,Self-attention (4242)"
+    assert lines[1] == "Points Possible,,,,,10"
+    assert "alice,,,alice,,10" in lines and "bob,,,bob,,6.66667" in lines
+    moodle = io.StringIO()
+    cli.run(["gradebook", "export", "--out", str(tmp_path / "out"), "--format", "moodle"],
+            moodle, io.StringIO())
+    assert moodle.getvalue().splitlines()[:2] == ["ID number,udl_attention", "alice,10"]
+    target = tmp_path / "grades.csv"
+    cli.run(["gradebook", "export", "--out", str(tmp_path / "out"), "--output", str(target)],
+            io.StringIO(), io.StringIO())
+    header, *rows = target.read_text().splitlines()
+    assert header == "student,assignment,score,max_score,status,submission,sha256,graded_at"
+    assert len(rows) == 8 and rows[3].startswith("dave,udl_attention,0,10,error,dave_hw.ipynb,")
+
+
+def test_export_without_a_gradebook_is_a_usage_error(tmp_path):
+    err = io.StringIO()
+    assert cli.run(["gradebook", "export", "--out", str(tmp_path)], io.StringIO(), err) == 2
+    assert "no gradebook here" in err.getvalue()
+
+
+def test_the_best_submission_of_a_student_counts(tmp_path):
+    folder = tmp_path / "submissions"
+    (folder / "zoe").mkdir(parents=True)
+    shutil.copy(ROOT / "solutions" / "udl_attention.py", folder / "zoe" / "final.py")
+    (folder / "zoe" / "helpers.py").write_text("import numpy as np\n")
+    batch.run(folder, registry.get("udl_attention"), tmp_path / "out", 2, OPTIONS,
+              progress=io.StringIO())
+    out = io.StringIO()
+    cli.run(["gradebook", "export", "--out", str(tmp_path / "out"), "--format", "moodle"],
+            out, io.StringIO())
+    assert out.getvalue().splitlines()[1] == "zoe,10"
