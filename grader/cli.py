@@ -20,7 +20,7 @@ from grader.report import json as json_report
 from grader.report import junit as junit_report
 from grader.report import markdown as markdown_report
 from grader.report import terminal
-from grader.sandbox.session import Limits
+from grader.sandbox.limits import Limits
 
 SUBMISSION_SUFFIXES = (".ipynb", ".py")
 MAX_SUMMARY = 1 << 20

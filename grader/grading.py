@@ -24,7 +24,8 @@ from grader.model import (
     Submission,
     Visibility,
 )
-from grader.sandbox.session import Limits, Session
+from grader.sandbox.limits import Limits
+from grader.sandbox.session import Session
 
 ENGINES = ("fast", "kernel")
 ON_ERROR = ("statement", "cell", "stop")

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from grader import cli, grading, registry
-from grader.sandbox.session import Limits
+from grader.sandbox.limits import Limits
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=3, call_timeout=3, memory_mb=1024))
 
@@ -188,8 +188,8 @@ print("REPORT", repr(report))
     assert len(report["pids"]) <= 3  # only the worker and its own forks are visible
     if os.geteuid() == 0:
         assert report["uid"] >= 2_000_000
-        assert report["root"] == [".pyenv"] or report["root"] == [] \
-            or "PermissionError" in str(report["root"])
+    # /root holds at most the interpreter (when Python lives there), never anything else
+    assert not isinstance(report["root"], list) or set(report["root"]) <= {".pyenv"}
 
 
 def test_writing_the_results_file_changes_nothing(tmp_path):

@@ -18,7 +18,7 @@ import pytest
 from grader import batch, cli, grading, registry
 from grader.errors import UsageError
 from grader.gradebook import FILENAME, Gradebook
-from grader.sandbox.session import Limits
+from grader.sandbox.limits import Limits
 from tests.conftest import ROOT
 
 CORPUS = ROOT / "tests" / "corpus" / "udl_attention"

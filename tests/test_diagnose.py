@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from grader import diagnose, grading, references, registry
 from grader.assignments.variants import CATALOGUE
-from grader.sandbox.session import Limits
+from grader.sandbox.limits import Limits
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from grader import grading, loading, registry
 from grader.errors import SubmissionError
 from grader.model import Status, Submission
-from grader.sandbox.session import Limits
+from grader.sandbox.limits import Limits
 
 FUZZ = settings(max_examples=150, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,

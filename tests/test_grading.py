@@ -8,7 +8,7 @@ import pytest
 
 from grader import grading, registry
 from grader.model import Status
-from grader.sandbox.session import Limits
+from grader.sandbox.limits import Limits
 from tests.conftest import ROOT
 
 CORPUS = ROOT / "tests" / "corpus"
@@ -36,7 +36,7 @@ EXPECTED = {
     "udl_attention/vectorised.py": (10.0, {}),
     "udl_attention/loops.ipynb": (10.0, {}),
     "udl_attention/seed002.ipynb": (6.666667, {1: "error"}),
-    "torch_attention/solution.py": (5.0, {}),
+    "torch_attention/einsum_style.py": (5.0, {}),
 }
 
 

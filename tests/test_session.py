@@ -7,8 +7,9 @@ import pytest
 
 from grader import loading
 from grader.model import Status
+from grader.sandbox.limits import Limits
 from grader.sandbox.protocol import Unsupported
-from grader.sandbox.session import Limits, Session
+from grader.sandbox.session import Session
 
 LIMITS = Limits(cell_timeout=1, call_timeout=1, memory_mb=1024)
 

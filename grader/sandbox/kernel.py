@@ -26,7 +26,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from grader.model import Cell, Status
 from grader.sandbox import isolation, protocol
-from grader.sandbox.session import Session, _decode, _WorkerLost
+from grader.sandbox.session import Session, WorkerLost, decode_reply
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 ANSWER = ("__import__('grader.sandbox.worker', fromlist=['kernel_answer']).kernel_answer("
@@ -80,7 +80,7 @@ class KernelSession(Session):
         reply, _ = self._request({"op": "hello", "preload": list(self.preload),
                                   "watch": list(self.watch), "shell": False}, None, 60.0)
         if reply.get("status") != "ok":
-            raise _WorkerLost(Status.CRASHED, "the kernel did not start")
+            raise WorkerLost(Status.CRASHED, "the kernel did not start")
 
     def _ensure_home(self) -> Path:
         if self._home is None:
@@ -133,12 +133,12 @@ class KernelSession(Session):
         except DeadKernelError:
             raise self._kernel_lost("the kernel died") from None
         except (CellTimeoutError, TimeoutError, RuntimeError):
-            raise _WorkerLost(Status.TIMEOUT, "the kernel did not stop when interrupted") \
+            raise WorkerLost(Status.TIMEOUT, "the kernel did not stop when interrupted") \
                 from None
         return list(cell.outputs), time.monotonic() - started
 
-    def _kernel_lost(self, message: str) -> _WorkerLost:
-        return _WorkerLost(Status.CRASHED, f"{message}, while it ran")
+    def _kernel_lost(self, message: str) -> WorkerLost:
+        return WorkerLost(Status.CRASHED, f"{message}, while it ran")
 
     def _request(self, header: dict[str, Any], value: Any,
                  timeout: float) -> tuple[dict[str, Any], Any]:
@@ -151,10 +151,10 @@ class KernelSession(Session):
                                       timeout)
         if not reply.exists():
             error = _error(outputs)
-            raise _WorkerLost(Status.CRASHED, f"the kernel did not answer ({error})")
-        answer = _decode(reply.read_bytes())
+            raise WorkerLost(Status.CRASHED, f"the kernel did not answer ({error})")
+        answer = decode_reply(reply.read_bytes())
         if answer[0].get("id") != nonce:
-            raise _WorkerLost(Status.CRASHED, "the kernel's answer was not to this request")
+            raise WorkerLost(Status.CRASHED, "the kernel's answer was not to this request")
         return answer
 
     def _replay_statement(self, cell: Cell, index: int) -> None:

@@ -18,45 +18,19 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from grader.errors import SandboxError
 from grader.model import Cell, CellResult, Status, Submission
 from grader.sandbox import isolation, protocol
+from grader.sandbox.limits import CappedOutput, Limits
 
 GRACE_S = 2.0
 MAX_RESTARTS = 8
 MAX_REPLY_BYTES = 64 << 20
 MAX_STRAY_FRAMES = 16
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What a submission may use. Every limit is configurable; these are the defaults."""
-
-    cell_timeout: float = 10.0
-    """Wall seconds for one top-level statement of a cell."""
-    call_timeout: float = 5.0
-    """Wall seconds for one call of an exercise on one case."""
-    submission_timeout: float = 300.0
-    """Wall seconds for the whole submission, cells and calls together."""
-    memory_mb: int = 2048
-    """Address space of each process, in MiB."""
-    cpu_s: int = 120
-    """CPU seconds of each process."""
-    processes: int = 64
-    """Processes the student's user may have at once (enforced when it is a dedicated user)."""
-    file_size_mb: int = 16
-    """Largest file the code may write, in MiB."""
-    output_bytes: int = 64 << 10
-    """What is kept of everything the code prints."""
-
-    def rlimits(self) -> dict[str, int]:
-        """The limits the worker applies to itself before any student code runs."""
-        return {"memory": self.memory_mb << 20, "cpu": self.cpu_s,
-                "file_size": self.file_size_mb << 20, "processes": self.processes}
 
 
 @dataclass(frozen=True)
@@ -71,39 +45,13 @@ class CallOutcome:
     """Why there is no value."""
 
 
-class _WorkerLost(Exception):
+class WorkerLost(Exception):
     """The worker died, hung past its deadline, or sent something that is not a frame."""
 
     def __init__(self, status: Status, message: str) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
-
-
-@dataclass
-class _Output:
-    """What the student's code printed, capped; replays are not recorded twice."""
-
-    limit: int
-    chunks: list[bytes] = field(default_factory=list)
-    size: int = 0
-    dropped: int = 0
-    muted: bool = False
-
-    def add(self, chunk: bytes) -> None:
-        if self.muted:
-            return
-        room = self.limit - self.size
-        if room > 0:
-            self.chunks.append(chunk[:room])
-            self.size += min(room, len(chunk))
-        self.dropped += max(0, len(chunk) - max(room, 0))
-
-    def text(self) -> str:
-        text = b"".join(self.chunks).decode("utf-8", "replace")
-        if self.dropped:
-            text += f"\n[grader] {self.dropped} more bytes of output were dropped"
-        return text
 
 
 class Session:
@@ -118,7 +66,7 @@ class Session:
         self.preload = preload
         self.module_name = module_name
         self.on_error = on_error
-        self.output = _Output(limits.output_bytes)
+        self.output = CappedOutput(limits.output_bytes)
         self.deadline = time.monotonic() + limits.submission_timeout
         self.restarts = 0
         self.isolation = isolation.describe()
@@ -180,7 +128,7 @@ class Session:
                                   "module_name": self.module_name,
                                   "watch": list(self.watch)}, None, 60.0)
         if reply.get("status") != "ok":
-            raise _WorkerLost(Status.CRASHED, "the worker did not start")
+            raise WorkerLost(Status.CRASHED, "the worker did not start")
         self.isolation = isolation.describe(str(reply.get("confinement") or "") or None)
 
     def _drain(self, fd: int) -> None:
@@ -208,23 +156,23 @@ class Session:
             try:
                 frame = protocol.read_frame(proc.stdout.fileno(), deadline, MAX_REPLY_BYTES)
             except TimeoutError:
-                raise _WorkerLost(Status.TIMEOUT, "no answer in time") from None
+                raise WorkerLost(Status.TIMEOUT, "no answer in time") from None
             except EOFError:
                 raise self._lost("while it ran") from None
-            reply = _decode(frame)
+            reply = decode_reply(frame)
             if reply[0].get("id") == nonce:
                 return reply
-        raise _WorkerLost(Status.CRASHED, "the worker's channel was flooded with stray frames")
+        raise WorkerLost(Status.CRASHED, "the worker's channel was flooded with stray frames")
 
-    def _lost(self, when: str) -> _WorkerLost:
+    def _lost(self, when: str) -> WorkerLost:
         proc = self._proc
         code = proc.wait(timeout=5) if proc is not None else None
         if code is not None and code < 0:
             name = signal.Signals(-code).name
             hint = {"SIGSEGV": ", a segmentation fault", "SIGKILL": ", often out of memory",
                     "SIGXCPU": ", out of CPU time"}.get(name, "")
-            return _WorkerLost(Status.CRASHED, f"the interpreter died from {name}{hint}, {when}")
-        return _WorkerLost(Status.CRASHED, f"the interpreter exited with code {code}, {when}")
+            return WorkerLost(Status.CRASHED, f"the interpreter died from {name}{hint}, {when}")
+        return WorkerLost(Status.CRASHED, f"the interpreter exited with code {code}, {when}")
 
     @property
     def _alive(self) -> bool:
@@ -316,7 +264,7 @@ class Session:
         try:
             self._request(self._snapshot_request(), None, self.limits.cell_timeout + GRACE_S)
             self._replay.append((cell, -1))
-        except _WorkerLost:
+        except WorkerLost:
             self._restart()
 
     def _exec(self, cell: Cell, index: int) -> tuple[Status, str]:
@@ -327,7 +275,7 @@ class Session:
         try:
             self._ensure_worker()
             reply = self._exec_statement(cell, index)
-        except _WorkerLost as lost:
+        except WorkerLost as lost:
             self._restart()
             if lost.status is Status.TIMEOUT:
                 return Status.TIMEOUT, (f"{lineno}: stopped after {self.limits.cell_timeout:g} s "
@@ -368,7 +316,7 @@ class Session:
                 self._ensure_worker()
                 reply, value = self._request(header, {"args": list(args), "init": init},
                                              self.limits.call_timeout + GRACE_S + 1)
-            except _WorkerLost:
+            except WorkerLost:
                 self._restart()
                 continue
             return _outcome(reply, value, self.limits.call_timeout)
@@ -379,11 +327,12 @@ class Session:
         return self.output.text()
 
 
-def _decode(frame: bytes) -> tuple[dict[str, Any], Any]:
+def decode_reply(frame: bytes) -> tuple[dict[str, Any], Any]:
+    """A reply frame decoded, or WorkerLost when it is malformed."""
     try:
         return protocol.unpack(io.BytesIO(frame), MAX_REPLY_BYTES)
     except (protocol.ProtocolError, EOFError) as exc:
-        raise _WorkerLost(Status.CRASHED, f"the worker sent malformed data ({exc})") from None
+        raise WorkerLost(Status.CRASHED, f"the worker sent malformed data ({exc})") from None
 
 
 def _exec_request(cell: Cell, index: int, timeout: float) -> dict[str, Any]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import ast
 import builtins
 import os
-import resource
 import select
 import signal
 import sys
@@ -25,7 +24,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from grader.sandbox import protocol
+from grader.sandbox import processes, protocol
 from grader.sandbox.calling import invoke
 
 MAX_CHILD_BYTES = 64 << 20
@@ -112,7 +111,7 @@ class Worker:
 
     def answer(self, header: dict[str, Any], value: Any) -> bytes:
         """The reply frame to one request."""
-        _reap()
+        processes.reap()
         handler = getattr(self, f"op_{header.get('op')}", None)
         reply, result = handler(header, value) if handler else ({"status": "bad-op"}, None)
         if reply["status"] == "relay":  # a child's frame, passed on as it is
@@ -156,11 +155,11 @@ class Worker:
             message, line = describe(exc, filename)
             reply = {"status": "error", "message": message, "line": line}
         finally:
-            _only(me)
+            processes.exit_unless(me)
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
             _flush()
-            _reap()
+            processes.reap()
         return reply, None
 
     def op_snapshot(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
@@ -178,7 +177,7 @@ class Worker:
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
         try:
-            pid = _fork()
+            pid = processes.fork()
         except OSError:  # no room for a snapshot: calls will use the final state only
             for fd in (request_r, request_w, reply_r, reply_w):
                 os.close(fd)
@@ -187,7 +186,7 @@ class Worker:
             for fd in (request_w, reply_r, *self.channel,
                        *(fd for snap in self.snapshots.values()
                          for fd in (snap.requests, snap.replies))):
-                _close(fd)
+                processes.close(fd)
             try:
                 Worker(self.namespace).serve(request_r, reply_w)
             finally:
@@ -201,8 +200,8 @@ class Worker:
             self.snapshots[name] = snapshot
             if old is not None and old not in self.snapshots.values():
                 for fd in (old.requests, old.replies):
-                    _close(fd)
-                _kill_group(old.pid)
+                    processes.close(fd)
+                processes.kill_group(old.pid)
                 try:
                     os.waitpid(old.pid, 0)
                 except ChildProcessError:
@@ -221,7 +220,7 @@ class Worker:
                     f"{type(target).__name__}, not a {wanted}"}, None
         read_fd, write_fd = os.pipe()
         try:
-            pid = _fork()
+            pid = processes.fork()
         except OSError as exc:  # the student's processes used up the limit
             for fd in (read_fd, write_fd):
                 os.close(fd)
@@ -230,7 +229,7 @@ class Worker:
         if pid == 0:  # the child: call, answer, vanish
             os.close(read_fd)
             for fd in self.channel:
-                _close(fd)
+                processes.close(fd)
             _child_call(write_fd, target, kind, value, header)
         os.close(write_fd)
         return self._collect(pid, read_fd, float(header["timeout"]))
@@ -269,7 +268,7 @@ class Worker:
                 break
             chunks.append(chunk)
         os.close(read_fd)
-        _kill_group(pid)
+        processes.kill_group(pid)
         try:
             _, status = os.waitpid(pid, 0)
         except ChildProcessError:
@@ -281,7 +280,7 @@ class Worker:
             return {"status": "error", "message": "the call returned more than "
                     f"{MAX_CHILD_BYTES >> 20} MiB of data"}, None
         if not chunks:
-            return {"status": "crashed", "message": _death(status)}, None
+            return {"status": "crashed", "message": processes.death(status)}, None
         return {"status": "relay"}, b"".join(chunks)
 
 
@@ -292,10 +291,10 @@ def _child_call(write_fd: int, target: Any, kind: str, value: Any, header: dict[
         os.setpgid(0, 0)  # its own group, so everything it starts is killed with it
         result = invoke(target, kind, tuple(value["args"]), value.get("init") or {},
                         header.get("tensors"))
-        _only(me)
+        processes.exit_unless(me)
         frame = protocol.pack(dict(reply, status="ok"), result)
     except BaseException as exc:  # the student's failure is data
-        _only(me)
+        processes.exit_unless(me)
         message, line = describe(exc)
         frame = protocol.pack(dict(reply, status="error", message=message, line=line))
     try:
@@ -303,62 +302,6 @@ def _child_call(write_fd: int, target: Any, kind: str, value: Any, header: dict[
     finally:
         _flush()
         os._exit(0)
-
-
-def _fork(attempts: int = 20) -> int:
-    """fork(), waiting a little for the student's exiting processes to free their slots."""
-    for attempt in range(attempts):
-        try:
-            return os.fork()
-        except BlockingIOError:
-            if attempt == attempts - 1:
-                raise
-            _reap()
-            time.sleep(0.05)
-    raise AssertionError("unreachable")
-
-
-def _reap() -> None:
-    """Collect exited children; as PID 1 of its namespace the worker also adopts orphans, and
-    their zombies would count against the process limit."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-
-
-def _only(pid: int) -> None:
-    """A process that student code forked must not go on with the worker's work."""
-    if os.getpid() != pid:
-        os._exit(0)
-
-
-def _close(fd: int) -> None:
-    try:
-        os.close(fd)
-    except OSError:
-        pass
-
-
-def _kill_group(pid: int) -> None:
-    for target in (-pid, pid):
-        try:
-            os.kill(target, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
-def _death(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        name = signal.Signals(number).name
-        hint = {"SIGSEGV": " (a segmentation fault)", "SIGKILL": " (killed, often for memory)",
-                "SIGXCPU": " (out of CPU time)"}.get(name, "")
-        return f"the process died from {name}{hint}"
-    return f"the process exited with code {os.WEXITSTATUS(status)} before answering"
 
 
 def _raise_timeout(signum: int, frame: Any) -> None:
@@ -374,19 +317,6 @@ def _flush() -> None:
             pass
 
 
-def apply_limits(limits: dict[str, int]) -> None:
-    """Set the resource limits the grader asked for (0 or missing leaves one unset)."""
-    names = {"memory": resource.RLIMIT_AS, "cpu": resource.RLIMIT_CPU,
-             "file_size": resource.RLIMIT_FSIZE, "processes": resource.RLIMIT_NPROC}
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    for key, which in names.items():
-        amount = int(limits.get(key) or 0)
-        if amount > 0:
-            soft, hard = resource.getrlimit(which)
-            ceiling = amount if hard == resource.RLIM_INFINITY else min(amount, hard)
-            resource.setrlimit(which, (ceiling, ceiling))
-
-
 def main() -> None:
     """Entry point: take the protocol off fds 0 and 1, then serve requests."""
     in_fd, out_fd = os.dup(0), os.dup(1)  # dup() makes them non-inheritable
@@ -396,7 +326,7 @@ def main() -> None:
     os.environ[SANDBOX_ENV] = "1"
     import json
 
-    apply_limits(json.loads(os.environ.pop("GRADER_LIMITS", "{}")))
+    processes.apply_limits(json.loads(os.environ.pop("GRADER_LIMITS", "{}")))
     plan = os.environ.pop("GRADER_CONFINE", "")
     if plan:
         from grader.sandbox.confine import ConfineError, confine

@@ -1,0 +1,58 @@
+"""What a submission may use: the limits, and the capped buffer for what it prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a submission may use. Every limit is configurable; these are the defaults."""
+
+    cell_timeout: float = 10.0
+    """Wall seconds for one top-level statement of a cell."""
+    call_timeout: float = 5.0
+    """Wall seconds for one call of an exercise on one case."""
+    submission_timeout: float = 300.0
+    """Wall seconds for the whole submission, cells and calls together."""
+    memory_mb: int = 2048
+    """Address space of each process, in MiB."""
+    cpu_s: int = 120
+    """CPU seconds of each process."""
+    processes: int = 64
+    """Processes the student's user may have at once (enforced when it is a dedicated user)."""
+    file_size_mb: int = 16
+    """Largest file the code may write, in MiB."""
+    output_bytes: int = 64 << 10
+    """What is kept of everything the code prints."""
+
+    def rlimits(self) -> dict[str, int]:
+        """The limits the worker applies to itself before any student code runs."""
+        return {"memory": self.memory_mb << 20, "cpu": self.cpu_s,
+                "file_size": self.file_size_mb << 20, "processes": self.processes}
+
+
+@dataclass
+class CappedOutput:
+    """What the student's code printed, capped; replays are not recorded twice."""
+
+    limit: int
+    chunks: list[bytes] = field(default_factory=list)
+    size: int = 0
+    dropped: int = 0
+    muted: bool = False
+
+    def add(self, chunk: bytes) -> None:
+        if self.muted:
+            return
+        room = self.limit - self.size
+        if room > 0:
+            self.chunks.append(chunk[:room])
+            self.size += min(room, len(chunk))
+        self.dropped += max(0, len(chunk) - max(room, 0))
+
+    def text(self) -> str:
+        text = b"".join(self.chunks).decode("utf-8", "replace")
+        if self.dropped:
+            text += f"\n[grader] {self.dropped} more bytes of output were dropped"
+        return text

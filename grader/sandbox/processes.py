@@ -1,0 +1,80 @@
+"""Process plumbing for the worker: forking under a process limit, reaping, killing, limits.
+
+Imported by the worker only; nothing here knows about grading.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import time
+
+
+def fork(attempts: int = 20) -> int:
+    """fork(), waiting a little for the student's exiting processes to free their slots."""
+    for attempt in range(attempts):
+        try:
+            return os.fork()
+        except BlockingIOError:
+            if attempt == attempts - 1:
+                raise
+            reap()
+            time.sleep(0.05)
+    raise AssertionError("unreachable")
+
+
+def reap() -> None:
+    """Collect exited children; as PID 1 of its namespace the worker also adopts orphans, and
+    their zombies would count against the process limit."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def exit_unless(pid: int) -> None:
+    """A process that student code forked must not go on with the worker's work."""
+    if os.getpid() != pid:
+        os._exit(0)
+
+
+def close(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def kill_group(pid: int) -> None:
+    for target in (-pid, pid):
+        try:
+            os.kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def death(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        name = signal.Signals(number).name
+        hint = {"SIGSEGV": " (a segmentation fault)", "SIGKILL": " (killed, often for memory)",
+                "SIGXCPU": " (out of CPU time)"}.get(name, "")
+        return f"the process died from {name}{hint}"
+    return f"the process exited with code {os.WEXITSTATUS(status)} before answering"
+
+
+def apply_limits(limits: dict[str, int]) -> None:
+    """Set the resource limits the grader asked for (0 or missing leaves one unset)."""
+    names = {"memory": resource.RLIMIT_AS, "cpu": resource.RLIMIT_CPU,
+             "file_size": resource.RLIMIT_FSIZE, "processes": resource.RLIMIT_NPROC}
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    for key, which in names.items():
+        amount = int(limits.get(key) or 0)
+        if amount > 0:
+            soft, hard = resource.getrlimit(which)
+            ceiling = amount if hard == resource.RLIM_INFINITY else min(amount, hard)
+            resource.setrlimit(which, (ceiling, ceiling))
