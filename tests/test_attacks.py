@@ -180,8 +180,8 @@ print("REPORT", repr(report))
     result = grade(tmp_path, probe)
     line = next(x for x in result.output.splitlines() if x.startswith("REPORT"))
     report = eval(line[len("REPORT "):])  # our own probe's repr
-    assert report["solutions"] == [] and report["public"] == []
-    assert report["references"] in ("FileNotFoundError", [])
+    for secret in ("solutions", "public", "references"):  # hidden, or not there at all
+        assert report[secret] in ([], "FileNotFoundError"), (secret, report[secret])
     for field in ("cmdline", "environ", "parent"):
         assert b"references" not in (report[field] if isinstance(report[field], bytes) else b"")
         assert b"GRADER_" not in (report[field] if isinstance(report[field], bytes) else b"")

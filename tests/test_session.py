@@ -114,3 +114,14 @@ def test_student_code_sees_an_empty_folder_and_minimal_environment(make_submissi
         files, variables = session.call("f", "function", (0,), {}, None).value
     assert files == 0
     assert variables <= 16
+
+
+def test_modules_stay_importable_inside_the_confined_root(make_submission):
+    # Wherever the project and the interpreter live (CI may clone into /tmp), lazy imports of
+    # the standard library, site-packages and the grader's own modules still work.
+    session, _ = run(make_submission, [
+        "def f(x):\n    import fractions, json, grader.report.heatmap\n"
+        "    import matplotlib\n    return float(fractions.Fraction(1, 4)) + x"])
+    with session:
+        outcome = session.call("f", "function", (1,), {}, None)
+    assert (outcome.status, outcome.value) == (Status.PASSED, 1.25), outcome.message

@@ -61,6 +61,12 @@ def _syscall(name: str, *args: Any) -> int:
     return int(_libc.syscall(number, *args))
 
 
+def _setattr(path: str, flags: int, set_: int = 0, clear: int = 0) -> None:
+    attr = _MountAttr(set_, clear, 0, 0)
+    _check(_syscall("mount_setattr", AT_FDCWD, path.encode(), flags, ctypes.byref(attr),
+                    ctypes.sizeof(attr)), f"mount attributes of {path}")
+
+
 def _place(root: str, path: str) -> None:
     """Bind `path` read-only at the same place under `root` (symlinks are recreated)."""
     target = root + path
@@ -86,6 +92,10 @@ def confine(plan: dict[str, Any]) -> str:
     root = plan["root"]
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", root, "tmpfs", 0, "mode=0755,size=4m")
+    # /tmp first, so that a bind below it (a project or a venv in /tmp) lands on top of it.
+    os.makedirs(root + "/tmp")
+    _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID,
+           f"mode=1777,size={int(plan['tmp_bytes'])}")
     binds = sorted({os.path.realpath(p) for p in plan["binds"] if os.path.exists(p)}
                    | {p for p in plan["binds"] if os.path.islink(p)})
     for path in binds:
@@ -106,7 +116,6 @@ def confine(plan: dict[str, Any]) -> str:
         if os.path.isdir(inside):
             _mount("tmpfs", inside, "tmpfs", MS_RDONLY, "mode=0755,size=4k")
             hidden += 1
-    os.makedirs(root + "/tmp", exist_ok=True)
     os.chdir(root)
     os.makedirs(".old", exist_ok=True)
     _check(_syscall("pivot_root", b".", b".old"), "pivot_root")
@@ -115,10 +124,8 @@ def confine(plan: dict[str, Any]) -> str:
     os.rmdir("/.old")
     if plan.get("lock"):
         _lock()
-    attr = _MountAttr(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0, 0, 0)
-    _check(_syscall("mount_setattr", AT_FDCWD, b"/", AT_RECURSIVE, ctypes.byref(attr),
-                    ctypes.sizeof(attr)), "make the root read-only")
-    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID, f"mode=1777,size={int(plan['tmp_bytes'])}")
+    _setattr("/", AT_RECURSIVE, set_=MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID)
+    _setattr("/tmp", 0, clear=MOUNT_ATTR_RDONLY)  # only /tmp itself, not the binds below it
     os.chdir("/tmp")
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     if plan.get("uid") is not None:
