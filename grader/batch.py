@@ -166,6 +166,7 @@ def _progress(stream: TextIO, total: int) -> Callable[[Job, Result], None]:
     """A progress report: a rich bar on a terminal, one plain line per submission otherwise."""
     started, done = time.monotonic(), [0]
     if hasattr(stream, "isatty") and stream.isatty():
+        from rich.console import Console
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -176,7 +177,7 @@ def _progress(stream: TextIO, total: int) -> Callable[[Job, Result], None]:
 
         bar = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(),
                        TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
-                       transient=False)
+                       console=Console(file=stream), transient=False)
         task = bar.add_task("grading", total=total, rate="")
         bar.start()
 

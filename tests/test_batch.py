@@ -187,3 +187,21 @@ def test_the_best_submission_of_a_student_counts(tmp_path):
     cli.run(["gradebook", "export", "--out", str(tmp_path / "out"), "--format", "moodle"],
             out, io.StringIO())
     assert out.getvalue().splitlines()[1] == "zoe,10"
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_terminal_gets_a_progress_bar_with_count_rate_and_time_left(tmp_path):
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    for name in ("amy_udl.py", "ben_udl.py"):
+        shutil.copy(ROOT / "solutions" / "udl_attention.py", folder / name)
+    screen = Terminal()
+    batch.run(folder, registry.get("udl_attention"), tmp_path / "out", 2, OPTIONS,
+              progress=screen)
+    text = screen.getvalue()
+    assert "grading" in text and "2/2" in text and "/s" in text
+    assert "[1/2]" not in text  # no plain lines on a terminal

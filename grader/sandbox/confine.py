@@ -26,6 +26,7 @@ PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 SYSCALLS = {"x86_64": {"pivot_root": 155, "mount_setattr": 442},
             "aarch64": {"pivot_root": 41, "mount_setattr": 442}}
 DEVICES = ("null", "zero", "full", "random", "urandom")
+WORK = "/tmp/work"  # the student's working directory, HOME and TMPDIR
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -126,7 +127,10 @@ def confine(plan: dict[str, Any]) -> str:
         _lock()
     _setattr("/", AT_RECURSIVE, set_=MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID)
     _setattr("/tmp", 0, clear=MOUNT_ATTR_RDONLY)  # only /tmp itself, not the binds below it
-    os.chdir("/tmp")
+    os.makedirs(WORK, mode=0o700)  # empty, even when a bind lives elsewhere in /tmp
+    if plan.get("uid") is not None:
+        os.chown(WORK, int(plan["uid"]), int(plan["gid"]))
+    os.chdir(WORK)
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     if plan.get("uid") is not None:
         os.setgroups([])
@@ -137,8 +141,9 @@ def confine(plan: dict[str, Any]) -> str:
     who = ("an unprivileged user of its own (no account, no capabilities)"
            if plan.get("uid") is not None
            else "a nested user namespace that locks its mounts")
+    size = int(plan["tmp_bytes"]) >> 20
     return (f"a private read-only root with only the system and Python files, {hidden} secret "
-            f"folder(s) hidden, a writable /tmp of {int(plan['tmp_bytes']) >> 20} MiB, "
+            f"folder(s) hidden, an empty working folder in a writable /tmp of {size} MiB, "
             f"running as {who}")
 
 

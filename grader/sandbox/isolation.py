@@ -15,8 +15,9 @@ from typing import Any
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 # -I: ignore PYTHON* variables and the user's site-packages; the worker imports only numpy,
-# its own two modules and whatever the student imports.
-BOOT = ("import sys; sys.path.append({parent!r}); "
+# its own modules and whatever the student imports.
+# The worker imports the very grader that started it, even beside another installed copy.
+BOOT = ("import sys; sys.path.insert(0, {parent!r}); "
         "from grader.sandbox.worker import main; main()")
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "NUMEXPR_NUM_THREADS")

@@ -329,12 +329,12 @@ def main() -> None:
     processes.apply_limits(json.loads(os.environ.pop("GRADER_LIMITS", "{}")))
     plan = os.environ.pop("GRADER_CONFINE", "")
     if plan:
-        from grader.sandbox.confine import ConfineError, confine
+        from grader.sandbox.confine import WORK, ConfineError, confine
 
         global CONFINEMENT
         try:
             CONFINEMENT = confine(json.loads(plan))
-            os.environ.update(HOME="/tmp", TMPDIR="/tmp", MPLCONFIGDIR="/tmp")
+            os.environ.update(HOME=WORK, TMPDIR=WORK, MPLCONFIGDIR=WORK)
         except (ConfineError, OSError) as exc:  # say so in every report, and go on
             CONFINEMENT = f"NOT confined to a private root ({exc})"
     Worker().serve(in_fd, out_fd)
