@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -38,3 +40,27 @@ def make_submission(tmp_path):
         return path
 
     return make
+
+
+def processes() -> set[int]:
+    """Every process id on the machine now."""
+    return {int(name) for name in os.listdir("/proc") if name.isdigit()}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def survivors(before: set[int], grace: float = 5.0) -> list[int]:
+    """Processes started since `before` that are still alive after a short grace period (a
+    dying PID namespace takes a moment to reap its members)."""
+    deadline = time.monotonic() + grace
+    while True:
+        alive = [pid for pid in processes() - before if _alive(pid) and pid != os.getpid()]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.1)

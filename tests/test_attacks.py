@@ -11,6 +11,7 @@ import pytest
 
 from grader import cli, grading, registry
 from grader.sandbox.limits import Limits
+from tests.conftest import processes, survivors
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=3, call_timeout=3, memory_mb=1024))
 
@@ -241,16 +242,7 @@ for _ in range(12):     # bounded even if every limit failed: at most 4096 proce
     except OSError:
         break
 '''
-    before = {int(p) for p in os.listdir("/proc") if p.isdigit()}
+    before = processes()
     result = grade(tmp_path, bomb)
     assert result.score == HONEST_SCORE
-    after = {int(p) for p in os.listdir("/proc") if p.isdigit()} - before
-
-    def alive(pid: int) -> bool:
-        try:
-            with open(f"/proc/{pid}/stat") as stat:
-                return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-        except OSError:
-            return False
-
-    assert [pid for pid in after if alive(pid)] == []
+    assert survivors(before) == []

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from grader import grading, registry
 from grader.model import Status
 from grader.sandbox.limits import Limits
-from tests.conftest import ROOT
+from tests.conftest import ROOT, processes, survivors
 
 CORPUS = ROOT / "tests" / "corpus"
 FAST = grading.Options(limits=Limits(cell_timeout=2, call_timeout=2, memory_mb=1024))
@@ -90,20 +88,11 @@ def test_call_faults_stay_in_their_own_exercise():
     assert by_name["scaled_dot_product_attention"].status is Status.PASSED
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def test_no_process_of_the_submission_outlives_its_grading():
-    before = {int(p) for p in os.listdir("/proc") if p.isdigit()}
+    before = processes()
     result = grade("attention_basics/fault_forked_children.ipynb")
     assert result.score == 10.0
-    after = {int(p) for p in os.listdir("/proc") if p.isdigit()} - before
-    assert [pid for pid in after if _alive(pid) and pid != os.getpid()] == []
+    assert survivors(before) == []
 
 
 def test_seed002_multihead_fails_the_seed_case_and_the_scaled_one_passes():
