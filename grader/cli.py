@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from grader import batch, gradebook, grading, registry
+from grader import __version__, batch, gradebook, grading, registry
 from grader.errors import GraderError, UsageError
 from grader.grading import Options
 from grader.model import Result, Status
@@ -235,6 +235,7 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `grade`."""
     parser = _Parser(prog="grade", description="Grade attention-mechanism exercises.")
+    parser.add_argument("--version", action="version", version=f"grade {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     listing = commands.add_parser("list", help="show the assignments, their functions and points")

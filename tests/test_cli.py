@@ -28,6 +28,13 @@ def test_list_shows_assignments_functions_and_points():
     assert "causal_mask(seq_len)  1 pt, 3 cases (1 public)" in out
 
 
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.run(["--version"], io.StringIO(), io.StringIO())
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out == "grade 0.1.0\n"
+
+
 def test_usage_error_exits_2_without_traceback():
     code, out, err = invoke("frobnicate")
     assert code == 2
