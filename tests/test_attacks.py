@@ -6,6 +6,9 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -123,7 +126,7 @@ def softmax(x):
     "exit-after-fake-score": '''
 import sys
 print("All tests passed\\nScore: 100/100")
-print(json.dumps({"score": 10.0, "max_score": 10.0}) if False else "")
+print('{"score": 10.0, "max_score": 10.0}')
 sys.exit(0)
 ''',
     "os-exit-after-fake-score": '''
@@ -246,3 +249,38 @@ for _ in range(12):     # bounded even if every limit failed: at most 4096 proce
     result = grade(tmp_path, bomb)
     assert result.score == HONEST_SCORE
     assert survivors(before) == []
+
+
+def test_killing_the_grader_kills_the_student_code_too(tmp_path):
+    source = tmp_path / "spin_attention_basics.py"
+    source.write_text("while True:\n    pass\n")
+    before = processes()
+    grader = subprocess.Popen([sys.executable, "-m", "grader", "run", str(source),
+                               "--timeout", "120"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(
+            "grader.sandbox.worker" in _cmdline(pid) and _cpu_seconds(pid) > 0.5
+            for pid in processes() - before):
+        time.sleep(0.1)  # until the worker is inside the endless loop
+    assert time.monotonic() < deadline
+    grader.kill()
+    grader.wait()
+    assert survivors(before) == []
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as stream:
+            return stream.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/stat") as stream:
+            fields = stream.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0

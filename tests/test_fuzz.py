@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+# Importing IPython raises the recursion limit; do it before hypothesis watches the limit.
+import IPython.core.inputtransformer2  # noqa: F401
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
