@@ -283,7 +283,7 @@ class Result:
     error: str | None = None
     """Why it could not be graded, naming the file and the fix."""
     cells: tuple[CellResult, ...] = ()
-    """Cells that did not simply run (errors, timeouts, crashes, skipped magics)."""
+    """Every code cell, and what happened when it ran."""
     exercises: tuple[ExerciseResult, ...] = ()
     """One per exercise of the assignment."""
     isolation: str = ""
@@ -294,3 +294,8 @@ class Result:
     """True for a self-check, which runs the public cases only."""
     sha256: str = ""
     """Hash of the submitted file."""
+
+    @property
+    def problem_cells(self) -> tuple[CellResult, ...]:
+        """The cells that did not simply run (errors, timeouts, crashes, skipped magics)."""
+        return tuple(cell for cell in self.cells if cell.status is not Status.OK)

@@ -75,7 +75,9 @@ def test_run_prints_a_summary_and_writes_the_json_schema(tmp_path):
     assert set(check) >= {"name", "visibility", "passed", "score", "max_score", "message",
                           "diagnosis"}
     assert (check["visibility"], check["passed"]) == ("public", False)
-    assert data["cells"][0]["index"] == 1 and data["cells"][0]["status"] == "error"
+    # every code cell is listed; the markdown cell 2 is not
+    assert [(c["index"], c["status"]) for c in data["cells"]] == [(1, "error"), (3, "ok")]
+    assert data["cells"][1]["message"] == ""
 
 
 def test_assignment_comes_from_metadata_or_file_name(tmp_path):

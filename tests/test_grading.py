@@ -49,12 +49,12 @@ def test_corpus_scores_and_cells(relative):
     result = grade(relative)
     assert result.status is Status.GRADED
     assert result.score == pytest.approx(score, abs=1e-6)
-    assert {c.index: c.status.value for c in result.cells} == cells
+    assert {c.index: c.status.value for c in result.problem_cells} == cells
 
 
 def test_memory_hog_is_stopped_by_the_memory_limit():
     result = grade("attention_basics/fault_memory_hog.ipynb")
-    assert "MemoryError" in result.cells[0].message
+    assert "MemoryError" in result.problem_cells[0].message
 
 
 def test_print_flood_is_capped():
@@ -66,13 +66,13 @@ def test_print_flood_is_capped():
 def test_fake_score_printed_before_os_exit_changes_nothing():
     result = grade("attention_basics/fault_os_exit.ipynb")
     assert "Score: 10/10 All tests passed" in result.output
-    assert result.cells[0].message.startswith("line 3: the interpreter exited with code 0")
-    assert "only this statement was lost" in result.cells[0].message
+    assert result.problem_cells[0].message.startswith("line 3: the interpreter exited with code 0")
+    assert "only this statement was lost" in result.problem_cells[0].message
 
 
 def test_segfault_costs_only_its_statement():
     result = grade("attention_basics/fault_segfault.ipynb")
-    assert "SIGSEGV" in result.cells[0].message
+    assert "SIGSEGV" in result.problem_cells[0].message
 
 
 def test_call_faults_stay_in_their_own_exercise():
@@ -105,7 +105,7 @@ def test_seed002_multihead_fails_the_seed_case_and_the_scaled_one_passes():
     assert seed_case.message.startswith("values differ (rtol=1e-06, atol=1e-08)\n"
                                         "Mismatched elements: 48 / 48")
     # The notebook's numpy 1 idiom float(k.T @ q_n) raises under numpy 2: recorded, not fatal.
-    assert "TypeError" in result.cells[0].message
+    assert "TypeError" in result.problem_cells[0].message
 
 
 def test_scaled_attention_of_seed002_passes_only_in_the_state_after_its_cell():
@@ -154,7 +154,7 @@ def test_a_module_that_does_not_parse_scores_zero_and_names_the_line():
     result = grading.grade(CORPUS / "broken" / "syntax_error.py",
                            registry.get("attention_basics"), FAST)
     assert result.status is Status.GRADED and result.score == 0.0
-    assert result.cells[0].message == ("SyntaxError: invalid syntax (line 4); "
+    assert result.problem_cells[0].message == ("SyntaxError: invalid syntax (line 4); "
                                        "the cell did not run")
 
 
@@ -169,9 +169,9 @@ def test_jupyter_semantics_on_request(make_submission):
     stop = grading.grade(path, basics, grading.Options(limits=FAST.limits, on_error="stop"))
     assert lenient.score == pytest.approx(1.6 + 1.0)
     assert per_cell.score == pytest.approx(1.0)  # softmax never defined, causal_mask is
-    assert "did not run, as in Jupyter (--on-error cell)" in per_cell.cells[0].message
+    assert "did not run, as in Jupyter (--on-error cell)" in per_cell.problem_cells[0].message
     assert stop.score == 0.0
-    assert [c.status for c in stop.cells] == [Status.ERROR, Status.SKIPPED]
+    assert [c.status for c in stop.problem_cells] == [Status.ERROR, Status.SKIPPED]
 
 
 def test_a_correct_notebook_grades_well_under_a_second():
@@ -190,8 +190,8 @@ def test_both_engines_give_the_whole_corpus_the_same_scores():
         fast, kernel = grade(relative), grade(relative, KERNEL)
         fast_scores = [(e.name, e.score) for e in fast.exercises]
         kernel_scores = [(e.name, e.score) for e in kernel.exercises]
-        if fast_scores != kernel_scores or [c.index for c in fast.cells] != \
-                [c.index for c in kernel.cells]:
+        if fast_scores != kernel_scores or [c.index for c in fast.problem_cells] != \
+                [c.index for c in kernel.problem_cells]:
             differences.append((relative, fast_scores, kernel_scores))
     assert differences == []
 

@@ -56,7 +56,7 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
                           f"{escape(detail[0])}")
             for line in detail[1:]:
                 console.print(f"        {escape(line)}")
-    for cell in result.cells:
+    for cell in result.problem_cells:
         console.print(f"  [{_STYLE.get(cell.status, '')}]cell {cell.index} "
                       f"{cell.status.value}[/]: {escape(cell.message)}")
     return target.getvalue()

@@ -211,7 +211,7 @@ class Session:
     # ------------------------------------------------------------------ cells
 
     def run(self, submission: Submission) -> tuple[CellResult, ...]:
-        """Run every cell, statement by statement; return what happened to each cell."""
+        """Run every cell, statement by statement; return what happened to each one."""
         results = []
         halted = False
         for cell in submission.cells:
@@ -221,12 +221,12 @@ class Session:
                                           "at the first failure (--on-error stop)"))
                 continue
             result = self._run_cell(cell)
-            if result is not None:
-                results.append(result)
-                halted = self.on_error == "stop" and result.status is not Status.SKIPPED
+            results.append(result)
+            halted = self.on_error == "stop" and result.status not in (Status.OK,
+                                                                        Status.SKIPPED)
         return tuple(results)
 
-    def _run_cell(self, cell: Cell) -> CellResult | None:
+    def _run_cell(self, cell: Cell) -> CellResult:
         if cell.syntax_error:
             return CellResult(cell.index, Status.ERROR,
                               f"{cell.syntax_error}; the cell did not run")
@@ -249,7 +249,7 @@ class Session:
             went_on = went_on or remaining > 0
         self._snapshot(cell)
         if not notes:
-            return None
+            return CellResult(cell.index, Status.OK)
         if went_on:
             notes.append((Status.OK, "the grader ran the rest of the cell anyway; Jupyter "
                           "would have stopped at the first error"))
