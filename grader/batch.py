@@ -121,10 +121,8 @@ def _grade_one(job: Job, assignment: Assignment, options: grading.Options) -> Re
     try:
         result = grading.grade(job.path, assignment, options)
     except Exception as exc:  # one bad submission never stops the class
-        result = Result(assignment=assignment.name, submission=str(job.path),
-                        status=Status.ERROR, score=0.0, max_score=assignment.max_score,
-                        duration_s=0.0, error=f"{job.path}: could not be graded ({exc})",
-                        sha256=job.sha256)
+        result = grading.failed_result(assignment, str(job.path),
+                                       f"{job.path}: could not be graded ({exc})")
     # Record the hash the batch saw, so that a rerun recognises the file.
     return replace(result, submission=job.relative, sha256=job.sha256)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from grader import grading, references
 from grader.errors import UsageError
-from grader.model import Assignment, Result, Status
+from grader.model import Assignment, Result
 from grader.report import gradescope as gradescope_report
 
 ROOT_ENV = "GRADER_AUTOGRADER_ROOT"
@@ -86,9 +86,8 @@ def run(assignment: Assignment, options: grading.Options) -> Result:
     root = autograder_root()
     submission = find_submission(root / "submission", assignment)
     if submission is None:
-        result = Result(assignment=assignment.name, submission="(nothing)", status=Status.ERROR,
-                        score=0.0, max_score=assignment.max_score, duration_s=0.0,
-                        error="no .ipynb or .py file was submitted; upload your notebook")
+        result = grading.failed_result(assignment, "(nothing)", "no .ipynb or .py file was "
+                                       "submitted; upload your notebook")
     else:
         result = grading.grade(submission, assignment, options)
     document = gradescope_report.to_dict(result)

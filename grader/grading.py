@@ -48,15 +48,23 @@ class Options:
     """More folders that student code must not see (gradebooks, other submissions)."""
 
 
+def failed_result(assignment: Assignment, submission: str, error: str,
+                  duration_s: float = 0.0, **fields: object) -> Result:
+    """The result of a submission that could not be graded at all."""
+    return Result(assignment=assignment.name, submission=submission, status=Status.ERROR,
+                  score=0.0, max_score=assignment.max_score, duration_s=round(duration_s, 3),
+                  error=error, **fields)  # type: ignore[arg-type]
+
+
 def infer_assignment(path: Path, explicit: str | None = None) -> str | None:
     """The assignment of a submission: explicit, else notebook metadata, else its file name."""
     if explicit:
         return explicit
     if path.suffix == ".ipynb":
         try:
-            metadata = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
-            name = metadata.get("grader", {}).get("assignment")
-            if isinstance(name, str) and name in registry.assignments():
+            name = loading.metadata_assignment(
+                json.loads(path.read_text(encoding="utf-8")).get("metadata"))
+            if name in registry.assignments():
                 return name
         except (OSError, ValueError, AttributeError, RecursionError):
             pass
@@ -71,10 +79,8 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None) ->
     try:
         submission = loading.load(path)
     except SubmissionError as exc:
-        return Result(assignment=assignment.name, submission=str(path), status=Status.ERROR,
-                      score=0.0, max_score=assignment.max_score,
-                      duration_s=round(time.monotonic() - started, 3), error=exc.message,
-                      public_only=options.public_only)
+        return failed_result(assignment, str(path), exc.message, time.monotonic() - started,
+                             public_only=options.public_only)
     stored = references.load(assignment, public_only=options.public_only)
     session = _session(submission, assignment, options)
     try:
@@ -86,12 +92,11 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None) ->
     except GraderError:
         raise
     except Exception as exc:  # our bug: this submission gets an error, the batch goes on
-        return Result(assignment=assignment.name, submission=str(path), status=Status.ERROR,
-                      score=0.0, max_score=assignment.max_score,
-                      duration_s=round(time.monotonic() - started, 3),
-                      error=f"{path}: the grader failed ({type(exc).__name__}: {exc}); "
-                      "grade it again, and report this if it repeats",
-                      public_only=options.public_only, sha256=submission.sha256)
+        return failed_result(assignment, str(path),
+                             f"{path}: the grader failed ({type(exc).__name__}: {exc}); "
+                             "grade it again, and report this if it repeats",
+                             time.monotonic() - started, public_only=options.public_only,
+                             sha256=submission.sha256)
     score, max_score = scoring.total(exercises)
     return Result(assignment=assignment.name, submission=str(path), status=Status.GRADED,
                   score=score, max_score=max_score,

@@ -88,7 +88,7 @@ def _notebook_cells(name: str, text: str) -> tuple[tuple[Cell, ...], str | None]
             raise SubmissionError.unreadable(name, f"cell {position} has a source that is "
                                              "not text", RESAVE)
         cells.append(prepare_cell(position, source))
-    hint = _metadata_assignment(notebook.get("metadata"))
+    hint = metadata_assignment(notebook.get("metadata"))
     return tuple(cells), hint
 
 
@@ -107,7 +107,8 @@ def _upgrade(name: str, text: str) -> dict:
             RESAVE) from None
 
 
-def _metadata_assignment(metadata: object) -> str | None:
+def metadata_assignment(metadata: object) -> str | None:
+    """The assignment a notebook's metadata names: {"grader": {"assignment": ...}}."""
     if isinstance(metadata, dict):
         section = metadata.get("grader")
         if isinstance(section, dict) and isinstance(section.get("assignment"), str):

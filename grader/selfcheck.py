@@ -17,6 +17,7 @@ from grader import grading, references, registry, scoring
 from grader.errors import UsageError
 from grader.model import Assignment, CheckResult, Exercise, Result, Status, Visibility
 from grader.sandbox.calling import invoke
+from grader.sandbox.session import NOT_IMPLEMENTED
 from grader.sandbox.worker import SANDBOX_ENV
 
 
@@ -64,8 +65,8 @@ def run(name: str, target: Any, assignment: str | None = None) -> Result:
             value = invoke(target, exercise.kind, inputs, case.init_kwargs, exercise.tensors)
         except NotImplementedError:
             checks.append(scoring.failed_check(
-                case.name, exercise, Status.ERROR, "not implemented yet: the stub still raises "
-                "NotImplementedError", visibility=case.visibility, note=case.note))
+                case.name, exercise, Status.ERROR, NOT_IMPLEMENTED, visibility=case.visibility,
+                note=case.note))
             continue
         except Exception as exc:  # the student's error is feedback
             checks.append(scoring.failed_check(case.name, exercise, Status.ERROR,

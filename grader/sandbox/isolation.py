@@ -6,12 +6,13 @@ import functools
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from grader.sandbox import processes
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 # -I: ignore PYTHON* variables and the user's site-packages; the worker imports only numpy,
@@ -118,14 +119,8 @@ def _descendants(pid: int) -> list[int]:
 
 def kill_all(proc: subprocess.Popen[bytes]) -> None:
     """Kill the worker, its process group and every descendant (even those that left it)."""
-    targets = _descendants(proc.pid)
-    for kill in (lambda: os.killpg(proc.pid, signal.SIGKILL),
-                 lambda: os.kill(proc.pid, signal.SIGKILL),
-                 *(lambda pid=pid: os.kill(pid, signal.SIGKILL) for pid in targets)):
-        try:
-            kill()
-        except (ProcessLookupError, PermissionError):
-            pass
+    for pid in (proc.pid, *_descendants(proc.pid)):
+        processes.kill_group(pid)
 
 
 def describe(confinement: str | None = None) -> str:

@@ -10,11 +10,9 @@ kernel exactly as the fast engine's worker does, and answers with the same proto
 from __future__ import annotations
 
 import logging
-import os
 import re
 import resource
 import secrets
-import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -25,7 +23,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.v4 import new_code_cell, new_notebook
 
 from grader.model import Cell, Status
-from grader.sandbox import isolation, protocol
+from grader.sandbox import isolation, processes, protocol
 from grader.sandbox.session import Session, WorkerLost, decode_reply
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -107,12 +105,7 @@ class KernelSession(Session):
         except Exception:  # a dead kernel cannot be shut down politely
             pass
         if pid:
-            for kill in (lambda: os.killpg(pid, signal.SIGKILL),
-                         lambda: os.kill(pid, signal.SIGKILL)):
-                try:
-                    kill()
-                except (ProcessLookupError, PermissionError):
-                    pass
+            processes.kill_group(pid)
 
     @property
     def _alive(self) -> bool:

@@ -50,6 +50,7 @@ def close(fd: int) -> None:
 
 
 def kill_group(pid: int) -> None:
+    """SIGKILL a process and the process group it leads, whichever still exist."""
     for target in (-pid, pid):
         try:
             os.kill(target, signal.SIGKILL)
@@ -57,13 +58,17 @@ def kill_group(pid: int) -> None:
             pass
 
 
+def signal_name(number: int) -> str:
+    """A deadly signal with what it usually means: "SIGSEGV (a segmentation fault)"."""
+    name = signal.Signals(number).name
+    hint = {"SIGSEGV": " (a segmentation fault)", "SIGKILL": " (killed, often for memory)",
+            "SIGXCPU": " (out of CPU time)"}.get(name, "")
+    return name + hint
+
+
 def death(status: int) -> str:
     if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        name = signal.Signals(number).name
-        hint = {"SIGSEGV": " (a segmentation fault)", "SIGKILL": " (killed, often for memory)",
-                "SIGXCPU": " (out of CPU time)"}.get(name, "")
-        return f"the process died from {name}{hint}"
+        return f"the process died from {signal_name(os.WTERMSIG(status))}"
     return f"the process exited with code {os.WEXITSTATUS(status)} before answering"
 
 

@@ -13,7 +13,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
@@ -24,13 +23,14 @@ from typing import Any
 
 from grader.errors import SandboxError
 from grader.model import Cell, CellResult, Status, Submission
-from grader.sandbox import isolation, protocol
+from grader.sandbox import isolation, processes, protocol
 from grader.sandbox.limits import CappedOutput, Limits
 
 GRACE_S = 2.0
 MAX_RESTARTS = 8
 MAX_REPLY_BYTES = 64 << 20
 MAX_STRAY_FRAMES = 16
+NOT_IMPLEMENTED = "not implemented yet: the stub still raises NotImplementedError"
 
 
 @dataclass(frozen=True)
@@ -168,10 +168,8 @@ class Session:
         proc = self._proc
         code = proc.wait(timeout=5) if proc is not None else None
         if code is not None and code < 0:
-            name = signal.Signals(-code).name
-            hint = {"SIGSEGV": ", a segmentation fault", "SIGKILL": ", often out of memory",
-                    "SIGXCPU": ", out of CPU time"}.get(name, "")
-            return WorkerLost(Status.CRASHED, f"the interpreter died from {name}{hint}, {when}")
+            return WorkerLost(Status.CRASHED, f"the interpreter died from "
+                              f"{processes.signal_name(-code)}, {when}")
         return WorkerLost(Status.CRASHED, f"the interpreter exited with code {code}, {when}")
 
     @property
@@ -356,6 +354,5 @@ def _outcome(reply: dict[str, Any], value: Any, timeout: float) -> CallOutcome:
     line = reply.get("line")
     where = f" (line {line})" if isinstance(line, int) else ""
     if message.startswith("NotImplementedError"):
-        return CallOutcome(Status.ERROR, message="not implemented yet: the stub still raises "
-                           f"NotImplementedError{where}")
+        return CallOutcome(Status.ERROR, message=f"{NOT_IMPLEMENTED}{where}")
     return CallOutcome(Status.ERROR, message=f"raised {message}{where}")
