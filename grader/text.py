@@ -1,0 +1,48 @@
+"""Making text that comes from a submission safe to show anywhere.
+
+A submission controls its exception messages, what it prints, its file name and its
+student's folder name. Such text must not move a terminal's cursor, draw a fake score,
+start a Markdown heading or fail to encode. `clean` is applied where text crosses from the
+worker into the grader (the protocol boundary) and again by every writer; each writer adds
+what its own format needs (`one_line` for a Markdown table cell or heading).
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls but tab and newline, DEL, and C1 controls (ESC is C0, CSI is C1).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+# Everything some renderer treats as a line break: CR LF, VT, FF, the file/group/record
+# separators, NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR (str.splitlines' list).
+_BREAKS = re.compile(r"\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def clean(text: str) -> str:
+    """Text without control characters (newline and tab stay) or lone surrogates.
+
+    A lone surrogate cannot be encoded as UTF-8 and would crash every writer, so it becomes
+    U+FFFD; a bare carriage return becomes a newline, so that it cannot overwrite a line.
+    """
+    text = _SURROGATE.sub("\ufffd", text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL.sub("", text)
+
+
+def one_line(text: str) -> str:
+    """`clean` text on a single line: every kind of line break becomes a space."""
+    return clean(_BREAKS.sub(" ", text))
+
+
+def clean_tree(value: object) -> object:
+    """`clean` every string in a JSON-like value (dicts, lists, tuples), keys included."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {clean_tree(key): clean_tree(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [clean_tree(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(clean_tree(item) for item in value)
+    return value
