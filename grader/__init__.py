@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 __version__ = "0.1.0"
@@ -9,7 +10,12 @@ __all__ = ["__version__", "check"]
 
 
 def check(target: Any, assignment: str | None = None) -> None:
-    """Run an exercise's public cases in this notebook and show what is wrong (see selfcheck)."""
+    """Run an exercise's public cases in this notebook and show what is wrong (see selfcheck).
+
+    Inside the grader's sandbox it does nothing: only `grader.sandbox` is there.
+    """
+    if os.environ.get("GRADER_SANDBOX"):
+        return
     from grader.selfcheck import check as run_check
 
     run_check(target, assignment, depth=2)

@@ -136,7 +136,6 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
     book = Gradebook(out)
     known = {} if force else book.known_hashes(assignment.name)
     todo = [job for job in found if known.get((job.student, job.relative)) != job.sha256]
-    options = replace(options, hide=(*options.hide, folder.resolve(), out.resolve()))
     report = _progress(progress or sys.stderr, len(todo))
     errors = 0
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:

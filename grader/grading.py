@@ -44,8 +44,6 @@ class Options:
     """"fast" (fork server) or "kernel" (a real Jupyter kernel through nbclient)."""
     public_only: bool = False
     """Grade the public cases only, against the references shipped in the package."""
-    hide: tuple[Path, ...] = ()
-    """More folders that student code must not see (gradebooks, other submissions)."""
 
 
 def failed_result(assignment: Assignment, submission: str, error: str,
@@ -82,7 +80,7 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None) ->
         return failed_result(assignment, str(path), exc.message, time.monotonic() - started,
                              public_only=options.public_only)
     stored = references.load(assignment, public_only=options.public_only)
-    session = _session(submission, assignment, options)
+    session = _session(submission, assignment, options, started)
     try:
         with session:
             cells = session.run(submission)
@@ -105,7 +103,8 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None) ->
                   public_only=options.public_only, sha256=submission.sha256)
 
 
-def _session(submission: Submission, assignment: Assignment, options: Options) -> Session:
+def _session(submission: Submission, assignment: Assignment, options: Options,
+             started: float) -> Session:
     if options.engine not in ENGINES:
         raise UsageError(f"unknown engine {options.engine!r}; use one of {', '.join(ENGINES)}")
     if options.on_error not in ON_ERROR:
@@ -113,15 +112,13 @@ def _session(submission: Submission, assignment: Assignment, options: Options) -
                          f"{', '.join(ON_ERROR)}")
     module_name = "__main__" if submission.kind == "notebook" else "submission"
     watch = tuple(exercise.name for exercise in assignment.exercises)
-    hide = (*references.secret_folders(assignment.name), Path(submission.path).resolve().parent,
-            *options.hide)
     if options.engine == "kernel":
         from grader.sandbox.kernel import KernelSession
 
         return KernelSession(options.limits, assignment.requires, module_name,
-                             options.on_error, watch, hide)
+                             options.on_error, watch, started)
     return Session(options.limits, assignment.requires, module_name, options.on_error, watch,
-                   hide)
+                   started)
 
 
 def _grade_exercise(session: Session, exercise: Exercise, stored: references.References,

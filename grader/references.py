@@ -69,11 +69,6 @@ def public_path(name: str) -> Path:
     return PACKAGE_DIR / "references" / f"{name}.npz"
 
 
-def secret_folders(assignment: str) -> tuple[Path, ...]:
-    """Folders student code must never see: solutions and both kinds of references."""
-    return (solutions_dir(), hidden_path(assignment).parent, public_path(assignment).parent)
-
-
 def solution_file(name: str) -> Path:
     """The reference solution module of an assignment."""
     return solutions_dir() / f"{name}.py"

@@ -118,10 +118,26 @@ def test_student_code_sees_an_empty_folder_and_minimal_environment(make_submissi
 
 def test_modules_stay_importable_inside_the_confined_root(make_submission):
     # Wherever the project and the interpreter live (CI may clone into /tmp), lazy imports of
-    # the standard library, site-packages and the grader's own modules still work.
+    # the standard library, site-packages and the grader's sandbox modules still work.
     session, _ = run(make_submission, [
-        "def f(x):\n    import fractions, json, grader.report.heatmap\n"
+        "def f(x):\n    import fractions, json, grader.sandbox.protocol\n"
         "    import matplotlib\n    return float(fractions.Fraction(1, 4)) + x"])
     with session:
         outcome = session.call("f", "function", (1,), {}, None)
     assert (outcome.status, outcome.value) == (Status.PASSED, 1.25), outcome.message
+
+
+def test_only_the_sandbox_part_of_the_grader_package_is_there(make_submission):
+    session, _ = run(make_submission, [
+        "import os, grader\ndef f(x):\n"
+        "    return sorted(os.listdir(os.path.dirname(grader.__file__)))"])
+    with session:
+        outcome = session.call("f", "function", (0,), {}, None)
+    assert outcome.value == ["__init__.py", "sandbox"]
+    with Session(LIMITS, watch=("f",)) as session:
+        session.run(loading.load(make_submission(
+            ["def f(x):\n    import grader.references\n    return 1"], name="bob")))
+        outcome = session.call("f", "function", (0,), {}, None)
+    assert outcome.status is Status.ERROR
+    assert outcome.message.startswith("raised ModuleNotFoundError: No module named "
+                                      "'grader.references'")

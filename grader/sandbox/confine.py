@@ -1,12 +1,12 @@
 """Confining the worker before any student code runs: a minimal read-only root, then no power.
 
-Runs inside the worker, which `isolation` started in fresh mount, PID and network namespaces
-(as root, or as root of a new user namespace when the grader is not root). It builds a new
-root on a tmpfs that holds only what Python needs (system libraries, the interpreter, the
-import path), hides the secret folders (solutions, references, gradebooks) under empty
-tmpfs mounts, pivots into it and drops the old root. Everything is read-only except a small
-/tmp. Then it gives up the power to undo this: as root, it becomes an unprivileged user; as
-the root of a user namespace, it enters a nested one, which locks the mounts.
+Runs inside the worker, which `isolation` started in fresh mount, PID, network and IPC
+namespaces (as root, or as root of a new user namespace when the grader is not root). It
+joins its memory cgroup, builds a new root on a tmpfs that holds only the paths the plan
+grants (system libraries, the interpreter, the installed packages, and `grader.sandbox`),
+pivots into it and drops the old root. Everything is read-only except a small /tmp. Then it
+gives up the power to undo this: as root, it becomes an unprivileged user; as the root of a
+user namespace, it enters a nested one, which locks the mounts.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import os
 import platform
 import signal
 from typing import Any
+
+from grader.sandbox import cgroups
 
 MS_RDONLY, MS_NOSUID, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
@@ -69,13 +71,8 @@ def _setattr(path: str, flags: int, set_: int = 0, clear: int = 0) -> None:
 
 
 def _place(root: str, path: str) -> None:
-    """Bind `path` read-only at the same place under `root` (symlinks are recreated)."""
+    """Bind the real path `path` at the same place under `root`."""
     target = root + path
-    if os.path.islink(path):
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        if not os.path.lexists(target):
-            os.symlink(os.readlink(path), target)
-        return
     if os.path.isdir(path):
         os.makedirs(target, exist_ok=True)
     else:
@@ -90,33 +87,34 @@ def _covered(path: str, others: list[str]) -> bool:
 
 def confine(plan: dict[str, Any]) -> str:
     """Apply a plan from `isolation.plan()`; return a sentence saying what was done."""
+    if plan.get("cgroup"):
+        cgroups.join(plan["cgroup"])  # before /sys disappears, while still allowed to
     root = plan["root"]
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", root, "tmpfs", 0, "mode=0755,size=4m")
-    # /tmp first, so that a bind below it (a project or a venv in /tmp) lands on top of it.
+    # /tmp first, so that a bind below it (an interpreter or a venv in /tmp) lands on top.
     os.makedirs(root + "/tmp")
     _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID,
            f"mode=1777,size={int(plan['tmp_bytes'])}")
-    binds = sorted({os.path.realpath(p) for p in plan["binds"] if os.path.exists(p)}
-                   | {p for p in plan["binds"] if os.path.islink(p)})
+    for link in sorted(plan["links"]):
+        target = root + link
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if not os.path.lexists(target):
+            os.symlink(os.readlink(link), target)
+    binds = sorted(plan["binds"])
     for path in binds:
         if not _covered(path, binds):
             _place(root, path)
+    _place_package(root, plan["package"], plan["package_entries"])
+    for path in plan.get("writable", []):
+        _place(root, path)
+        if plan.get("uid") is not None:
+            os.chown(path, int(plan["uid"]), int(plan["gid"]))
     for device in DEVICES:
         if os.path.exists(f"/dev/{device}"):
             _place(root, f"/dev/{device}")
     os.makedirs(root + "/proc", exist_ok=True)
     _mount("/proc", root + "/proc", None, MS_BIND | MS_REC)
-    hidden = 0
-    needed = [os.path.realpath(p) + "/" for p in plan["needed"]]
-    for secret in plan["hide"]:
-        real = os.path.realpath(secret)
-        inside = root + real
-        if any(path.startswith(real.rstrip("/") + "/") for path in needed):
-            continue  # hiding it would hide Python itself
-        if os.path.isdir(inside):
-            _mount("tmpfs", inside, "tmpfs", MS_RDONLY, "mode=0755,size=4k")
-            hidden += 1
     os.chdir(root)
     os.makedirs(".old", exist_ok=True)
     _check(_syscall("pivot_root", b".", b".old"), "pivot_root")
@@ -127,6 +125,8 @@ def confine(plan: dict[str, Any]) -> str:
         _lock()
     _setattr("/", AT_RECURSIVE, set_=MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID)
     _setattr("/tmp", 0, clear=MOUNT_ATTR_RDONLY)  # only /tmp itself, not the binds below it
+    for path in plan.get("writable", []):
+        _setattr(path, 0, clear=MOUNT_ATTR_RDONLY)
     os.makedirs(WORK, mode=0o700)  # empty, even when a bind lives elsewhere in /tmp
     if plan.get("uid") is not None:
         os.chown(WORK, int(plan["uid"]), int(plan["gid"]))
@@ -142,9 +142,24 @@ def confine(plan: dict[str, Any]) -> str:
            if plan.get("uid") is not None
            else "a nested user namespace that locks its mounts")
     size = int(plan["tmp_bytes"]) >> 20
-    return (f"a private read-only root with only the system and Python files, {hidden} secret "
-            f"folder(s) hidden, an empty working folder in a writable /tmp of {size} MiB, "
+    return (f"a private read-only root that holds only the system libraries, Python and its "
+            f"installed packages, an empty working folder in a writable /tmp of {size} MiB, "
             f"running as {who}")
+
+
+def _place_package(root: str, package: str, entries: list[str]) -> None:
+    """The grader package as the worker needs it: only `entries`, on an empty folder that
+    covers whatever the import path put there (assignments, public references)."""
+    target = root + package
+    os.makedirs(target, exist_ok=True)
+    _mount("tmpfs", target, "tmpfs", 0, "mode=0755,size=64k")
+    for entry in entries:
+        source = os.path.join(package, entry)
+        if os.path.isdir(source):
+            os.makedirs(target + "/" + entry)
+        else:
+            open(target + "/" + entry, "a").close()
+        _mount(source, target + "/" + entry, None, MS_BIND | MS_REC)
 
 
 def _lock() -> None:

@@ -1,63 +1,125 @@
-"""How the worker is confined: its command, environment, privileges, and how it is killed."""
+"""How the worker is confined: what the machine offers, what the worker may see, who it runs as.
+
+The sandbox is described by what it grants, never by a list of secrets to hide:
+- `visible()` lists every path the worker's private root holds, read-only: the system's
+  shared libraries, the interpreter, its standard library and the installed packages, and
+  the part of the `grader` package the worker runs (its `__init__` and `grader.sandbox`, not
+  the folder above it, its assignments or its public references). Nothing else exists in
+  there: not the project, its `.git`, the current folder, the submissions or the gradebook.
+- the worker gets an empty working folder in a `/tmp` of its own;
+- new PID, network, IPC, UTS and mount namespaces; as root, a user id of its own (leased, so
+  that no two concurrent workers share one); a memory cgroup where one can be made.
+
+`offered()` probes once what this machine allows. Once namespaces have worked, they are
+required: a worker that cannot get them is refused (`SandboxError`), never started weaker.
+"""
 
 from __future__ import annotations
 
-import functools
+import fcntl
 import os
 import random
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+import sysconfig
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.sandbox import processes
+from grader.sandbox import cgroups, processes
 
-PACKAGE_PARENT = Path(__file__).resolve().parents[2]
-# -I: ignore PYTHON* variables and the user's site-packages; the worker imports only numpy,
-# its own modules and whatever the student imports.
-# The worker imports the very grader that started it, even beside another installed copy.
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+PACKAGE_PARENT = PACKAGE_DIR.parent
+# What of the grader package the worker needs: `import grader` and `grader.sandbox`.
+PACKAGE_ENTRIES = ("__init__.py", "sandbox")
+# -I: ignore PYTHON* variables, the user's site-packages and the current folder. The worker
+# imports the very grader that started it, even beside another installed copy.
 BOOT = ("import sys; sys.path.insert(0, {parent!r}); "
         "from grader.sandbox.worker import main; main()")
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "NUMEXPR_NUM_THREADS")
+# The dynamic loader and the system's shared libraries: on a multiarch system (Debian, Ubuntu)
+# only the architecture's own folders, not the programs that keep their files in /usr/lib.
+MULTIARCH = sysconfig.get_config_var("MULTIARCH") or ""
+LIBRARY_DIRS = (("/lib64", f"/lib/{MULTIARCH}", f"/usr/lib/{MULTIARCH}",
+                 f"/usr/local/lib/{MULTIARCH}") if MULTIARCH
+                else ("/lib", "/lib64", "/usr/lib", "/usr/lib64"))
+ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
+             "/etc/alternatives")
+# As root, each worker runs as a user of its own, with no account: a fork bomb exhausts only
+# its own process limit, and no two submissions can signal or read each other.
+SANDBOX_UIDS = range(2_000_000, 3_000_000)
+# Without a memory cgroup, the submission's memory is bounded by processes x --memory-mb.
+FALLBACK_PROCESSES = 12
+LEASES = Path(tempfile.gettempdir()) / "attention-grader-uids"
 
 
-def _namespace_prefix() -> list[str]:
-    """`unshare` options that put the worker in its own PID and network namespaces.
+@dataclass(frozen=True)
+class Offer:
+    """What isolation this machine gives the worker."""
 
-    In a PID namespace the worker is process 1: when it dies, the kernel kills every process
-    the student started, even those that escaped with setsid(). Without root, a user namespace
-    makes this possible too. Empty when the system does not allow it.
-    """
+    prefix: tuple[str, ...]
+    """The `unshare` command line that starts the worker in new namespaces; empty if none."""
+    reason: str
+    """Why there are no namespaces (empty when there are)."""
+    cgroups: cgroups.Hierarchy | None
+    """Where a memory cgroup per submission can be made (root, or a delegated group)."""
+    root: bool
+    """The grader runs as root: each worker gets a user id of its own."""
+
+    @property
+    def namespaces(self) -> bool:
+        """Namespaces, a private root and a locked-down user are available."""
+        return bool(self.prefix)
+
+
+def _probe_prefix() -> tuple[tuple[str, ...], str]:
     unshare = shutil.which("unshare")
     if unshare is None:
-        return []
-    options = ["--pid", "--fork", "--kill-child", "--mount-proc", "--net"]
+        return (), "the unshare command (util-linux) is not installed"
+    options = ["--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--ipc", "--uts"]
     if os.geteuid() != 0:
         options = ["--user", "--map-root-user", *options]
     prefix = [unshare, *options]
     setpriv = shutil.which("setpriv")
     if setpriv:  # if the grader itself is killed, unshare (and so the worker) dies with it
         prefix = [setpriv, "--pdeathsig", "KILL", *prefix]
-    probe = subprocess.run([*prefix, "true"], capture_output=True, timeout=10)
-    return prefix if probe.returncode == 0 else []
-
-
-@functools.cache
-def namespace_prefix() -> tuple[str, ...]:
-    """The cached result of probing `unshare` once per process."""
     try:
-        return tuple(_namespace_prefix())
-    except (OSError, subprocess.SubprocessError):
-        return ()
+        probe = subprocess.run([*prefix, "true"], capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return (), f"unshare could not be run ({exc})"
+    if probe.returncode != 0:
+        said = probe.stderr.decode(errors="replace").strip().splitlines()
+        return (), f"unshare was refused ({said[-1] if said else probe.returncode})"
+    return tuple(prefix), ""
 
 
-def command() -> list[str]:
+_OFFER: Offer | None = None
+_OFFER_LOCK = threading.Lock()
+
+
+def offered() -> Offer:
+    """What this machine offers, probed once. A failed probe is tried again next time; a
+    successful one is kept, so that a later failure refuses to grade instead of grading
+    with less isolation."""
+    global _OFFER
+    with _OFFER_LOCK:
+        if _OFFER is not None:
+            return _OFFER
+        prefix, reason = _probe_prefix()
+        offer = Offer(prefix, reason, cgroups.find(), os.geteuid() == 0)
+        if offer.namespaces:
+            _OFFER = offer
+        return offer
+
+
+def command(offer: Offer) -> list[str]:
     """The worker's command line: a fresh interpreter, never a fork of the grader."""
-    return [*namespace_prefix(), sys.executable, "-I", "-c",
-            BOOT.format(parent=str(PACKAGE_PARENT))]
+    return [*offer.prefix, sys.executable, "-I", "-c", BOOT.format(parent=str(PACKAGE_PARENT))]
 
 
 def environment(home: Path) -> dict[str, str]:
@@ -69,37 +131,87 @@ def environment(home: Path) -> dict[str, str]:
     return env
 
 
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")
-# As root, each worker runs as a user of its own, with no account: a fork bomb exhausts only
-# its own process limit, and no two submissions can signal or read each other.
-SANDBOX_UIDS = range(2_000_000, 3_000_000)
-
-
-def plan(home: Path, hide: Sequence[Path], tmp_bytes: int) -> dict[str, Any] | None:
-    """What `confine.confine` builds inside the worker, or None without namespaces.
-
-    Only the system, the interpreter and the import path are visible, read-only; `hide` lists
-    folders under them that hold secrets (solutions, references, gradebooks, submissions).
-    """
-    if not namespace_prefix():
-        return None
+def _python_paths() -> list[str]:
+    """The interpreter, its standard library, its shared library and the installed packages."""
     import site
 
-    paths = [*SYSTEM_DIRS, sys.prefix, sys.base_prefix, sys.exec_prefix,
-             *site.getsitepackages(), str(PACKAGE_PARENT),
-             *(entry for entry in sys.path if entry and os.path.isabs(entry))]
-    root = os.geteuid() == 0
-    uid = random.choice(SANDBOX_UIDS) if root else None
-    needed = [sys.prefix, sys.base_prefix, *site.getsitepackages(), str(PACKAGE_PARENT / "grader")]
-    return {"root": str(home), "binds": [p for p in dict.fromkeys(paths) if os.path.exists(p)],
-            "needed": needed,
-            "hide": [str(path) for path in hide], "tmp_bytes": tmp_bytes,
-            "uid": uid, "gid": uid,
-            "lock": not root}
+    paths = [sys.executable, os.path.realpath(sys.executable)]
+    for base in ({}, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}):
+        scheme = sysconfig.get_paths(vars=base or None)
+        paths += [scheme[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")]
+    paths += site.getsitepackages()
+    library = sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("LDLIBRARY")
+    if all(library):
+        paths.append(os.path.join(*library))
+    paths.append(os.path.join(sys.prefix, "pyvenv.cfg"))  # how a venv's python finds itself
+    return paths
 
 
-def _descendants(pid: int) -> list[int]:
-    found, queue = [], [pid]
+def visible() -> tuple[list[str], list[str]]:
+    """What the worker's root holds besides the grader package: (binds, links).
+
+    Binds are the real paths of what is granted, bound read-only at the same place. Links are
+    the symbolic links on the way to them (`/lib -> usr/lib`, a venv's `bin/python`),
+    recreated as links: a link on the way brings nothing more than what was granted.
+    """
+    binds, links = {}, {}
+    for path in (*LIBRARY_DIRS, *ETC_FILES, *_python_paths()):
+        if not os.path.exists(path):
+            continue
+        parts = Path(path).parts
+        for depth in range(2, len(parts) + 1):
+            step = os.path.join(*parts[:depth])
+            if os.path.islink(step):
+                links[step] = None
+        binds[os.path.realpath(path)] = None
+    return list(binds), list(links)
+
+
+def plan(home: Path, tmp_bytes: int, uid: int | None, cgroup: Path | None,
+         writable: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """What `confine.confine` builds inside the worker (see the module's docstring).
+
+    `writable` folders are bound read-write at the same place (the kernel engine's
+    connection folder); the worker's own user owns them.
+    """
+    binds, links = visible()
+    return {"root": str(home), "binds": binds, "links": links, "tmp_bytes": tmp_bytes,
+            "package": str(PACKAGE_DIR), "package_entries": list(PACKAGE_ENTRIES),
+            "writable": [str(path) for path in writable],
+            "uid": uid, "gid": uid, "lock": uid is None and os.geteuid() != 0,
+            "cgroup": str(cgroup) if cgroup else None}
+
+
+class UidLease:
+    """A user id that no other worker on this machine holds while the lease is open.
+
+    Each id is a lock file under `LEASES`, locked with flock(): two threads of one batch and
+    two `grade` processes exclude each other alike, and a lease dies with its holder.
+    """
+
+    def __init__(self) -> None:
+        LEASES.mkdir(mode=0o700, exist_ok=True)
+        for _attempt in range(64):
+            uid = random.choice(SANDBOX_UIDS)
+            fd = os.open(LEASES / str(uid), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            self.uid, self._fd = uid, fd
+            return
+        raise OSError("no free sandbox user id after 64 tries")
+
+    def release(self) -> None:
+        """Give the id back."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+def _descendants(pid: int) -> Iterator[int]:
+    queue = [pid]
     while queue:
         current = queue.pop()
         try:
@@ -112,9 +224,8 @@ def _descendants(pid: int) -> list[int]:
                     children = [int(child) for child in stream.read().split()]
             except OSError:
                 continue
-            found.extend(children)
+            yield from children
             queue.extend(children)
-    return found
 
 
 def kill_all(proc: subprocess.Popen[bytes]) -> None:
@@ -123,15 +234,14 @@ def kill_all(proc: subprocess.Popen[bytes]) -> None:
         processes.kill_group(pid)
 
 
-def describe(confinement: str | None = None) -> str:
+def describe(offer: Offer, confinement: str = "", memory: str = "") -> str:
     """How strongly student code is isolated here, for the report."""
     parts = ["a separate process with resource limits"]
-    if namespace_prefix():
-        parts.append("its own PID and network namespaces (no network; every process it "
+    if offer.namespaces:
+        parts.append("its own PID, network and IPC namespaces (no network; every process it "
                      "starts is killed with it)")
     else:
-        parts.append("its own process group only: Linux namespaces are not available here, "
-                     "so it could read what the grader's user can read")
-    if confinement:
-        parts.append(confinement)
+        parts.append(f"its own process group only: Linux namespaces are not available here "
+                     f"({offer.reason}), so it could read what the grader's user can read")
+    parts += [part for part in (confinement, memory) if part]
     return "; ".join(parts)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from grader.text import clean
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -52,7 +54,7 @@ class CappedOutput:
         self.dropped += max(0, len(chunk) - max(room, 0))
 
     def text(self) -> str:
-        text = b"".join(self.chunks).decode("utf-8", "replace")
+        text = clean(b"".join(self.chunks).decode("utf-8", "replace"))
         if self.dropped:
             text += f"\n[grader] {self.dropped} more bytes of output were dropped"
         return text

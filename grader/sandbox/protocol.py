@@ -153,6 +153,25 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+def write_by(fd: int, data: bytes, deadline: float) -> None:
+    """Write every byte to a non-blocking file descriptor by a `time.monotonic()` deadline.
+
+    A reader that stops reading (a submission can) must not hang the grader: raises
+    TimeoutError when the deadline passes first.
+    """
+    view = memoryview(data)
+    while view:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        _, ready, _ = select.select([], [fd], [], left)
+        if ready:
+            try:
+                view = view[os.write(fd, view[:1 << 16]):]
+            except BlockingIOError:
+                continue
+
+
 def send(fd: int, header: dict[str, Any], value: Any = None) -> None:
     """Write one frame to a file descriptor."""
     write_all(fd, pack(header, value))

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from grader import text
 from grader.errors import SandboxError
 from grader.model import Cell, CellResult, Status, Submission
-from grader.sandbox import isolation, processes, protocol
+from grader.sandbox import cgroups, isolation, processes, protocol
 from grader.sandbox.limits import CappedOutput, Limits
 
 GRACE_S = 2.0
@@ -59,20 +60,23 @@ class Session:
 
     def __init__(self, limits: Limits, preload: tuple[str, ...] = (),
                  module_name: str = "__main__", on_error: str = "statement",
-                 watch: tuple[str, ...] = (), hide: tuple[Path, ...] = ()) -> None:
+                 watch: tuple[str, ...] = (), started: float | None = None) -> None:
         self.limits = limits
         self.watch = watch
-        self.hide = hide
         self.preload = preload
         self.module_name = module_name
         self.on_error = on_error
         self.output = CappedOutput(limits.output_bytes)
-        self.deadline = time.monotonic() + limits.submission_timeout
+        # The submission's time limit counts from `started` (before loading, when given).
+        self.deadline = (started or time.monotonic()) + limits.submission_timeout
         self.restarts = 0
-        self.isolation = isolation.describe()
+        self.offer = isolation.offered()
+        self.isolation = isolation.describe(self.offer)
         self._proc: subprocess.Popen[bytes] | None = None
         self._reader: threading.Thread | None = None
         self._home: Path | None = None
+        self._lease: isolation.UidLease | None = None
+        self._cgroup: Path | None = None
         self._replay: list[tuple[Cell, int]] = []  # index -1: a snapshot after the cell
 
     # ------------------------------------------------------------------ life cycle
@@ -84,11 +88,17 @@ class Session:
         self.close()
 
     def close(self) -> None:
-        """Kill the worker and everything it started; remove its folder."""
+        """Kill the worker and everything it started; remove its folder, cgroup and lease."""
         self._stop_worker()
         if self._home is not None:
             shutil.rmtree(self._home, ignore_errors=True)
             self._home = None
+        if self._cgroup is not None:
+            cgroups.remove(self._cgroup)
+            self._cgroup = None
+        if self._lease is not None:
+            self._lease.release()
+            self._lease = None
 
     def _stop_worker(self) -> None:
         proc, self._proc = self._proc, None
@@ -103,20 +113,45 @@ class Session:
             # The reader closes the output pipe itself once every writer is gone.
             self._reader.join(timeout=2)
 
+    def _confinement(self) -> dict[str, Any] | None:
+        """The plan of the worker's confinement, making its lease and cgroup the first time."""
+        if not self.offer.namespaces:
+            return None
+        assert self._home is not None
+        if self.offer.root and self._lease is None:
+            self._lease = isolation.UidLease()
+        if self.offer.cgroups is not None and self._cgroup is None:
+            try:
+                self._cgroup = cgroups.create(self.offer.cgroups, self.limits.memory_mb << 20)
+            except OSError as exc:
+                raise SandboxError(f"cannot make the submission's memory cgroup under "
+                                   f"{self.offer.cgroups.parent} ({exc}); run `grade "
+                                   "doctor`") from None
+        return isolation.plan(self._home, self.limits.file_size_mb << 22,
+                              self._lease.uid if self._lease else None, self._cgroup)
+
+    def _rlimits(self) -> dict[str, int]:
+        limits = self.limits.rlimits()
+        if self._cgroup is None:  # nothing bounds the whole submission: few processes
+            limits["processes"] = min(limits["processes"], isolation.FALLBACK_PROCESSES)
+        return limits
+
     def _start_worker(self) -> None:
         if self._home is None:
             self._home = Path(tempfile.mkdtemp(prefix="grader-work-"))
         env = isolation.environment(self._home)
-        env["GRADER_LIMITS"] = json.dumps(self.limits.rlimits())
-        confinement = isolation.plan(self._home, self.hide, self.limits.file_size_mb << 22)
+        confinement = self._confinement()
+        env["GRADER_LIMITS"] = json.dumps(self._rlimits())
         if confinement is not None:
             env["GRADER_CONFINE"] = json.dumps(confinement)
         try:
             self._proc = subprocess.Popen(
-                isolation.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                isolation.command(self.offer), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, cwd=self._home, env=env, start_new_session=True)
         except OSError as exc:
             raise SandboxError(f"cannot start the sandbox worker: {exc}") from None
+        assert self._proc.stdin is not None
+        os.set_blocking(self._proc.stdin.fileno(), False)  # writes have deadlines
         stderr = self._proc.stderr
         assert stderr is not None
         # Take the raw descriptor: a thread blocked in a buffered read would block close().
@@ -124,12 +159,26 @@ class Session:
         stderr.close()
         self._reader = threading.Thread(target=self._drain, args=(fd,), daemon=True)
         self._reader.start()
-        reply, _ = self._request({"op": "hello", "preload": list(self.preload),
-                                  "module_name": self.module_name,
-                                  "watch": list(self.watch)}, None, 60.0)
-        if reply.get("status") != "ok":
-            raise WorkerLost(Status.CRASHED, "the worker did not start")
-        self.isolation = isolation.describe(str(reply.get("confinement") or "") or None)
+        try:
+            reply, _ = self._request({"op": "hello", "preload": list(self.preload),
+                                      "module_name": self.module_name,
+                                      "watch": list(self.watch)}, None, 60.0)
+        except WorkerLost as lost:
+            self._stop_worker()
+            raise SandboxError(f"the sandbox worker did not start ({lost.message}); run "
+                               "`grade doctor` to see what this machine allows") from None
+        if reply.get("status") != "ok" or (confinement and not reply.get("confinement")):
+            self._stop_worker()
+            raise SandboxError(
+                "refusing to grade: the worker could not be confined as this machine allowed "
+                f"at start ({reply.get('confine_error') or reply.get('status')}); run "
+                "`grade doctor`")
+        memory = (f"a memory cgroup of {self.limits.memory_mb} MiB for the whole submission"
+                  if self._cgroup else
+                  f"at most {self._rlimits()['processes']} processes of "
+                  f"{self.limits.memory_mb} MiB each (no memory cgroup here)")
+        self.isolation = isolation.describe(self.offer, str(reply.get("confinement") or ""),
+                                            memory)
 
     def _drain(self, fd: int) -> None:
         try:
@@ -145,11 +194,15 @@ class Session:
         proc = self._proc
         assert proc is not None and proc.stdin is not None and proc.stdout is not None
         nonce = secrets.token_hex(8)
+        deadline = min(time.monotonic() + timeout, self.deadline + GRACE_S)
         try:
-            protocol.write_all(proc.stdin.fileno(), protocol.pack(dict(header, id=nonce), value))
+            protocol.write_by(proc.stdin.fileno(), protocol.pack(dict(header, id=nonce), value),
+                              deadline)
+        except TimeoutError:
+            raise WorkerLost(Status.TIMEOUT, "the worker stopped reading its requests") \
+                from None
         except (BrokenPipeError, OSError):
             raise self._lost("before the request could be sent") from None
-        deadline = min(time.monotonic() + timeout, self.deadline + GRACE_S)
         # Student code can write to the channel; a frame that does not answer this request is
         # dropped. (Forging this request's answer only forges the student's own outputs.)
         for _ in range(MAX_STRAY_FRAMES):
@@ -328,9 +381,11 @@ class Session:
 def decode_reply(frame: bytes) -> tuple[dict[str, Any], Any]:
     """A reply frame decoded, or WorkerLost when it is malformed."""
     try:
-        return protocol.unpack(io.BytesIO(frame), MAX_REPLY_BYTES)
+        header, value = protocol.unpack(io.BytesIO(frame), MAX_REPLY_BYTES)
     except (protocol.ProtocolError, EOFError) as exc:
         raise WorkerLost(Status.CRASHED, f"the worker sent malformed data ({exc})") from None
+    # Every string the student's code wrote (exception messages) is made safe here, once.
+    return text.clean_tree(header), value  # type: ignore[return-value]
 
 
 def _exec_request(cell: Cell, index: int, timeout: float) -> dict[str, Any]:

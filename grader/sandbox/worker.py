@@ -130,7 +130,8 @@ class Worker:
             self.namespace["__name__"] = header.get("module_name", "__main__")
             self.namespace["get_ipython"] = lambda: Shell(self.namespace)
             self.namespace["display"] = lambda *args, **kwargs: None
-        return {"status": "ok", "pid": os.getpid(), "confinement": CONFINEMENT}, None
+        return {"status": "ok", "pid": os.getpid(), "confinement": CONFINEMENT,
+                "confine_error": CONFINE_ERROR}, None
 
     def op_exec(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
         cell, index, timeout = header["cell"], header["stmt"], float(header["timeout"])
@@ -331,16 +332,32 @@ def main() -> None:
     if plan:
         from grader.sandbox.confine import WORK, ConfineError, confine
 
-        global CONFINEMENT
+        global CONFINEMENT, CONFINE_ERROR
         try:
             CONFINEMENT = confine(json.loads(plan))
             os.environ.update(HOME=WORK, TMPDIR=WORK, MPLCONFIGDIR=WORK)
-        except (ConfineError, OSError) as exc:  # say so in every report, and go on
-            CONFINEMENT = f"NOT confined to a private root ({exc})"
+        except (ConfineError, OSError) as exc:
+            # The grader refuses to go on (it asked for a confinement it did not get); no
+            # request but `hello` is answered, so no student code runs unconfined.
+            CONFINE_ERROR = str(exc) or type(exc).__name__
+            _refuse(in_fd, out_fd)
+            return
     Worker().serve(in_fd, out_fd)
 
 
+def _refuse(in_fd: int, out_fd: int) -> None:
+    """Answer `hello` with the confinement error, and nothing else."""
+    stream = os.fdopen(in_fd, "rb", buffering=0)
+    try:
+        header, _ = protocol.unpack(stream, MAX_CHILD_BYTES)
+    except (EOFError, protocol.ProtocolError):
+        return
+    protocol.write_all(out_fd, protocol.pack({"status": "unconfined", "id": header.get("id"),
+                                              "confine_error": CONFINE_ERROR}))
+
+
 CONFINEMENT = ""
+CONFINE_ERROR = ""
 
 
 _KERNEL_WORKER: Worker | None = None
