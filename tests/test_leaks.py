@@ -1,0 +1,178 @@
+"""The leak scan: from inside the sandbox, nothing hidden can be read anywhere.
+
+A submission walks every readable file of the whole filesystem it can see, and looks for 16
+bytes of any hidden reference array (raw, or inside a zip or npz), any distinctive line of a
+solution module, and any `.git` folder (`tests/leakscan.py`). It runs four ways: the grader
+installed editable (as README.md says) and as a regular wheel, each as root and as a normal
+user created here. The same scan run on the project itself, outside the sandbox, finds all
+three kinds of leak: the scan can fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader import references, registry
+from grader.model import Visibility
+from tests import leakscan
+from tests.conftest import ROOT
+
+USER = "graderscan"
+SCAN_SECONDS = 280
+pytestmark = pytest.mark.slow
+
+
+def _distinctive(value: float) -> bool:
+    return bool(np.isfinite(value)) and value != round(value, 4)
+
+
+def hidden_needles() -> list[str]:
+    """16-byte windows of every hidden reference array that are not plain numbers."""
+    found: set[bytes] = set()
+    for assignment in registry.assignments().values():
+        stored = references.load(assignment)
+        for exercise in assignment.exercises:
+            for case in exercise.cases:
+                if case.visibility is not Visibility.HIDDEN:
+                    continue
+                for array in stored.get(exercise.name, case.name):
+                    flat = np.ascontiguousarray(array, dtype="<f8").ravel()
+                    for i in range(len(flat) - 1):
+                        if _distinctive(flat[i]) or _distinctive(flat[i + 1]):
+                            found.add(flat[i:i + 2].tobytes())
+    return sorted(needle.hex() for needle in found)
+
+
+def solution_lines() -> list[str]:
+    """Distinctive lines of the solutions: at least 32 characters (shorter ones, such as
+    `x = np.asarray(x, dtype=float)`, stand in SciPy too), and not in what students get."""
+    public = set()
+    for path in (ROOT / "exercises").iterdir():
+        public |= {line.strip() for line in path.read_text().splitlines()}
+    lines = set()
+    for path in (ROOT / "solutions").glob("*.py"):
+        for line in path.read_text().splitlines():
+            text = line.strip()
+            if (len(text) >= 32 and text not in public
+                    and not text.startswith(("#", "import ", "from ", '"""', "def ", "class "))):
+                lines.add(text)
+    return sorted(lines)
+
+
+@pytest.fixture(scope="module")
+def scanner(tmp_path_factory) -> Path:
+    """The scan as a submission, in a folder every user can read."""
+    folder = Path(tempfile.mkdtemp(prefix="leakscan-"))
+    folder.chmod(0o755)
+    source = (f"NEEDLES = {hidden_needles()!r}\nLINES = {solution_lines()!r}\n"
+              + Path(leakscan.__file__).read_text() + "\nmain(NEEDLES, LINES)\n")
+    path = folder / "scan_udl_attention.py"
+    path.write_text(source)
+    path.chmod(0o644)
+    yield path
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def wheel_python(tmp_path_factory) -> Path:
+    """A virtual environment with the grader installed from a wheel (numpy and the rest come
+    from the system site-packages)."""
+    folder = Path(tempfile.mkdtemp(prefix="leakscan-wheel-"))
+    folder.chmod(0o755)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                    "--no-build-isolation", "-w", str(folder / "dist"), str(ROOT)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages",
+                    str(folder / "venv")], check=True)
+    python = folder / "venv" / "bin" / "python"
+    wheel = next((folder / "dist").glob("attention_grader-*.whl"))
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                    str(wheel)], check=True)
+    located = subprocess.run([str(python), "-c", "import grader; print(grader.__file__)"],
+                             capture_output=True, text=True, cwd=folder, check=True)
+    assert located.stdout.startswith(str(folder / "venv")), located.stdout
+    yield python
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _as_user(command: list[str]) -> list[str]:
+    """`command` run as a normal user. An interpreter under /root (pyenv) is made reachable in
+    a private mount namespace: /root becomes an empty folder that holds only .pyenv."""
+    try:
+        pwd.getpwnam(USER)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", USER], check=True)
+    user = f"setpriv --reuid={USER} --regid={USER} --clear-groups"
+    inner = " ".join(f"'{part}'" for part in command)
+    hidden_root = not os.stat("/root").st_mode & stat.S_IXOTH
+    if hidden_root and sys.base_prefix.startswith("/root/"):
+        stash = tempfile.mkdtemp(prefix="leakscan-stash-")
+        script = (f"mount --bind /root/.pyenv {stash} && "
+                  "mount -t tmpfs -o mode=0755 tmpfs /root && mkdir /root/.pyenv && "
+                  f"mount --bind {stash} /root/.pyenv && exec {user} {inner}")
+        return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script]
+    return ["sh", "-c", f"exec {user} {inner}"]
+
+
+def _scan(python: Path, scanner: Path, as_user: bool, cwd: Path) -> tuple[dict, str]:
+    out = Path(tempfile.mkdtemp(prefix="leakscan-out-"))
+    out.chmod(0o777)
+    command = [str(python), "-m", "grader", "run", str(scanner), "--assignment",
+               "udl_attention", "--timeout", str(SCAN_SECONDS), "--json", str(out / "r.json")]
+    if as_user and os.geteuid() == 0:
+        command = _as_user(command)
+    env = dict(os.environ, GRADER_SOLUTIONS=str(ROOT / "solutions"), HOME=str(out))
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=SCAN_SECONDS + 60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads((out / "r.json").read_text())
+    shutil.rmtree(out, ignore_errors=True)
+    return result, result["output"]
+
+
+def _check(result: dict, output: str, as_user: bool) -> None:
+    lines = output.splitlines()
+    assert [line for line in lines if line.startswith("LEAK")] == []
+    summary = next(line for line in lines if line.startswith("SCANNED")).split()
+    files, size = int(summary[1]), int(summary[2])
+    assert files > 1000 and size > 50 << 20, summary  # numpy alone is more than this
+    assert "a private read-only root" in result["isolation"]
+    who = "a nested user namespace" if as_user else "an unprivileged user of its own"
+    assert who in result["isolation"]
+
+
+@pytest.mark.parametrize("as_user", [False, True], ids=["root", "user"])
+def test_editable_install_leaks_nothing(scanner, as_user):
+    if os.geteuid() != 0 and not as_user:
+        pytest.skip("the root variant needs root; the user variant runs as this user")
+    # From the project folder: `python -m grader` puts it on sys.path, yet it stays unseen.
+    result, output = _scan(Path(sys.executable), scanner, as_user, cwd=ROOT)
+    _check(result, output, as_user)
+
+
+@pytest.mark.parametrize("as_user", [False, True], ids=["root", "user"])
+def test_wheel_install_leaks_nothing(scanner, wheel_python, as_user):
+    if os.geteuid() != 0 and not as_user:
+        pytest.skip("the root variant needs root; the user variant runs as this user")
+    result, output = _scan(wheel_python, scanner, as_user, cwd=wheel_python.parents[2])
+    _check(result, output, as_user)
+
+
+def test_the_scan_finds_every_kind_of_leak_outside_the_sandbox(capsys):
+    scan = leakscan.main(hidden_needles(), solution_lines(), top=str(ROOT))
+    kinds = {kind for kind, _ in scan.found}
+    assert kinds == {"array", "line", "git"}, scan.found
+    paths = {path for _, path in scan.found}
+    assert str(ROOT / ".git") in paths
+    assert any(path.startswith(str(ROOT / "solutions" / "references")) for path in paths)
+    assert str(ROOT / "solutions" / "udl_attention.py") in paths
