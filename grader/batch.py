@@ -23,14 +23,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
-from grader import grading
+from grader import grading, references, submissions, text
 from grader.errors import UsageError
 from grader.gradebook import Gradebook
 from grader.model import Assignment, Result, Status
 from grader.report import html, markdown
 from grader.report import json as json_report
-
-SUFFIXES = (".ipynb", ".py")
 
 
 @dataclass(frozen=True)
@@ -58,7 +56,7 @@ class Summary:
     errors: int
     """Submissions that could not be graded (status "error")."""
     ignored: tuple[str, ...]
-    """Files whose student could not be read from their path."""
+    """Files passed over, each as "path: why" (a link, no or a bad student name)."""
     seconds: float
     """Wall time of the run."""
 
@@ -72,6 +70,17 @@ def student_of(relative: str, pattern: re.Pattern[str] | None) -> str | None:
         return relative.split("/", 1)[0]
     name = re.split(r"[_.]", relative, maxsplit=1)[0]
     return name or None
+
+
+def bad_name(student: str) -> str | None:
+    """Why a student name cannot name a folder of results, or None when it can."""
+    if text.clean(student) != student or text.one_line(student) != student:
+        return "has control characters or line breaks"
+    if "/" in student or "\\" in student or student in (".", ".."):
+        return "is a path, not a name"
+    if len(student) > 200:
+        return "is longer than 200 characters"
+    return None
 
 
 def compile_pattern(text: str | None) -> re.Pattern[str] | None:
@@ -90,20 +99,25 @@ def compile_pattern(text: str | None) -> re.Pattern[str] | None:
 
 
 def find(folder: Path, pattern: re.Pattern[str] | None) -> tuple[list[Job], list[str]]:
-    """The submissions in a folder, and the files whose student is unknown."""
-    if not folder.is_dir():
-        raise UsageError(f"{folder}: not a folder of submissions")
-    jobs, ignored = [], []
-    for path in sorted(folder.rglob("*")):
+    """The submissions in a folder, and the files passed over, each with the reason."""
+    found = submissions.in_folder(folder)
+    jobs = []
+    ignored = [f"{path.relative_to(folder).as_posix()}: {why}" for path, why in found.refused]
+    for path in found.files:
         relative = path.relative_to(folder).as_posix()
-        if (path.suffix not in SUFFIXES or not path.is_file()
-                or any(part.startswith(".") for part in relative.split("/"))):
-            continue
         student = student_of(relative, pattern)
-        if student is None:
-            ignored.append(relative)
+        why = "no student name in its path (see --student-pattern)" if student is None \
+            else bad_name(student)
+        if why is not None:
+            ignored.append(f"{relative}: the student name {why}" if student else
+                           f"{relative}: {why}")
             continue
-        jobs.append(Job(path, relative, student, hashlib.sha256(path.read_bytes()).hexdigest()))
+        try:
+            data = submissions.read_bytes(path)
+        except OSError as exc:
+            ignored.append(f"{relative}: cannot be read ({exc.strerror or exc})")
+            continue
+        jobs.append(Job(path, relative, str(student), hashlib.sha256(data).hexdigest()))
     return jobs, ignored
 
 
@@ -117,12 +131,14 @@ def write_outputs(out: Path, job: Job, result: Result) -> None:
     (folder / f"{stem}.md").write_text(markdown.render(result), encoding="utf-8")
 
 
-def _grade_one(job: Job, assignment: Assignment, options: grading.Options) -> Result:
+def _grade_one(job: Job, assignment: Assignment, options: grading.Options,
+               stored: references.References) -> Result:
     try:
-        result = grading.grade(job.path, assignment, options)
-    except Exception as exc:  # one bad submission never stops the class
+        result = grading.grade(job.path, assignment, options, stored)
+    except Exception as exc:  # one bad submission never stops the class; graded next run
         result = grading.failed_result(assignment, str(job.path),
-                                       f"{job.path}: could not be graded ({exc})")
+                                       f"{job.path}: could not be graded ({exc})",
+                                       grader_failed=True)
     # Record the hash the batch saw, so that a rerun recognises the file.
     return replace(result, submission=job.relative, sha256=job.sha256)
 
@@ -132,6 +148,7 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
         progress: TextIO | None = None) -> Summary:
     """Grade every submission in `folder` that the gradebook in `out` does not have yet."""
     started = time.monotonic()
+    stored = grading.ready(assignment, options)  # an instructor's mistake stops it here
     found, ignored = find(folder, pattern)
     book = Gradebook(out)
     known = {} if force else book.known_hashes(assignment.name)
@@ -140,7 +157,7 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
     errors = 0
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         pending: dict[Future[Result], Job] = {
-            pool.submit(_grade_one, job, assignment, options): job for job in todo}
+            pool.submit(_grade_one, job, assignment, options, stored): job for job in todo}
         try:
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)

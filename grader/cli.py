@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from grader import __version__, batch, gradebook, grading, registry
+from grader import __version__, batch, gradebook, grading, registry, submissions, text
 from grader.errors import GraderError, UsageError
 from grader.grading import Options
 from grader.model import Result, Status
@@ -22,7 +22,6 @@ from grader.report import markdown as markdown_report
 from grader.report import terminal
 from grader.sandbox.limits import Limits
 
-SUBMISSION_SUFFIXES = (".ipynb", ".py")
 MAX_SUMMARY = 1 << 20
 
 
@@ -62,22 +61,13 @@ def _cmd_references(args: argparse.Namespace, out: TextIO) -> int:
     return 1 if failed else 0
 
 
-def expand(paths: Sequence[str]) -> list[Path]:
+def expand(paths: Sequence[str], out: TextIO | None = None) -> list[Path]:
     """Submission files named on the command line; a folder stands for the files inside it."""
-    found: list[Path] = []
-    for name in paths:
-        path = Path(name)
-        if path.is_dir():
-            found.extend(sorted(
-                p for p in path.rglob("*") if p.suffix in SUBMISSION_SUFFIXES and p.is_file()
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)))
-        elif path.exists() or path.suffix in SUBMISSION_SUFFIXES:
-            found.append(path)
-        else:
-            raise UsageError(f"{name}: no such file or folder")
-    if not found:
-        raise UsageError(f"no .ipynb or .py submissions in {', '.join(paths)}")
-    return found
+    found = submissions.named(paths)
+    for path, why in found.refused:
+        if out is not None:
+            out.write(f"ignored {text.one_line(str(path))}: {why}\n")
+    return list(found.files)
 
 
 def _options(args: argparse.Namespace, public_only: bool) -> Options:
@@ -88,7 +78,7 @@ def _options(args: argparse.Namespace, public_only: bool) -> Options:
 
 
 def _grade_all(args: argparse.Namespace, out: TextIO, public_only: bool) -> list[Result]:
-    paths = expand(args.submissions)
+    paths = expand(args.submissions, out)
     plan = [(path, grading.infer_assignment(path, args.assignment)) for path in paths]
     unknown = [str(path) for path, name in plan if name is None]
     if unknown:
@@ -158,8 +148,8 @@ def _cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
     summary = batch.run(Path(args.folder), assignment, Path(args.out), args.jobs,
                         _options(args, public_only=False), force=args.force,
                         pattern=batch.compile_pattern(args.student_pattern))
-    for relative in summary.ignored:
-        out.write(f"ignored {relative}: no student name in its path (see --student-pattern)\n")
+    for line in summary.ignored:
+        out.write(f"ignored {text.one_line(line)}\n")
     out.write(f"graded {summary.graded}, skipped {summary.skipped} already in the gradebook, "
               f"{summary.errors} could not be graded, in {summary.seconds:.1f} s; "
               f"gradebook: {Path(args.out) / gradebook.FILENAME}\n")

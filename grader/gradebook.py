@@ -96,11 +96,13 @@ class Gradebook:
                         json.dumps(json_report.to_dict(result), sort_keys=True), stamp))
 
     def known_hashes(self, assignment: str) -> dict[tuple[str, str], str]:
-        """(student, submission) -> the hash recorded for it."""
+        """(student, submission) -> the hash recorded for it; results where the grader, not
+        the submission, failed are left out, so that they are graded again."""
         with self._connect() as db:
-            rows = db.execute("SELECT student, submission, sha256 FROM results "
+            rows = db.execute("SELECT student, submission, sha256, status, result FROM results "
                               "WHERE assignment = ?", (assignment,)).fetchall()
-        return {(student, submission): sha for student, submission, sha in rows}
+        return {(student, submission): sha for student, submission, sha, status, result in rows
+                if status != "error" or not json.loads(result).get("grader_failed")}
 
     def rows(self, assignment: str | None = None) -> list[Row]:
         """Every recorded result, ordered by student and file."""

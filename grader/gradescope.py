@@ -13,7 +13,7 @@ import os
 import zipfile
 from pathlib import Path
 
-from grader import grading, references
+from grader import grading, references, submissions
 from grader.errors import UsageError
 from grader.model import Assignment, Result
 from grader.report import gradescope as gradescope_report
@@ -71,8 +71,9 @@ def build(assignment: Assignment, target: Path) -> list[str]:
 
 def find_submission(folder: Path, assignment: Assignment) -> Path | None:
     """The student's file: one naming the assignment if any, else the first notebook or module."""
-    candidates = sorted(p for p in folder.rglob("*") if p.suffix in (".ipynb", ".py")
-                        and p.is_file() and ".ipynb_checkpoints" not in p.parts)
+    if not folder.is_dir():
+        return None
+    candidates = list(submissions.in_folder(folder).files)
     named = [p for p in candidates if grading.infer_assignment(p) == assignment.name]
     notebooks = [p for p in candidates if p.suffix == ".ipynb"]
     for group in (named, notebooks, candidates):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader import compare, diagnose, loading, references, registry, scoring
-from grader.errors import GraderError, SubmissionError, UsageError
+from grader.errors import GraderError, SpecError, SubmissionError, UsageError
 from grader.model import (
     Assignment,
     Case,
@@ -70,16 +70,37 @@ def infer_assignment(path: Path, explicit: str | None = None) -> str | None:
     return max(matches, key=len) if matches else None
 
 
-def grade(path: Path, assignment: Assignment, options: Options | None = None) -> Result:
-    """Grade one submission file. A student's mistake is data in the result, never raised."""
+def ready(assignment: Assignment, options: Options) -> references.References:
+    """Everything grading needs from the instructor, checked once before any submission:
+    the references (present, complete, fresh) and every case's inputs. An instructor's
+    mistake raises one GraderError naming the file and the fix."""
+    stored = references.ready(assignment, public_only=options.public_only)
+    for exercise in assignment.exercises:
+        for case in exercise.cases:
+            try:
+                case.inputs()
+            except Exception as exc:
+                raise SpecError(f"{assignment.name}: the inputs of {exercise.name}/{case.name} "
+                                f"cannot be made ({type(exc).__name__}: {exc}); fix its "
+                                "declaration") from None
+    return stored
+
+
+def grade(path: Path, assignment: Assignment, options: Options | None = None,
+          stored: references.References | None = None) -> Result:
+    """Grade one submission file. A student's mistake is data in the result, never raised.
+
+    `stored` is what `ready` returned, for a batch that checks it once.
+    """
     options = options or Options()
+    if stored is None:
+        stored = ready(assignment, options)
     started = time.monotonic()
     try:
         submission = loading.load(path)
     except SubmissionError as exc:
         return failed_result(assignment, str(path), exc.message, time.monotonic() - started,
                              public_only=options.public_only)
-    stored = references.load(assignment, public_only=options.public_only)
     session = _session(submission, assignment, options, started)
     try:
         with session:
@@ -94,7 +115,7 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None) ->
                              f"{path}: the grader failed ({type(exc).__name__}: {exc}); "
                              "grade it again, and report this if it repeats",
                              time.monotonic() - started, public_only=options.public_only,
-                             sha256=submission.sha256)
+                             sha256=submission.sha256, grader_failed=True)
     score, max_score = scoring.total(exercises)
     return Result(assignment=assignment.name, submission=str(path), status=Status.GRADED,
                   score=score, max_score=max_score,

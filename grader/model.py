@@ -294,6 +294,8 @@ class Result:
     """True for a self-check, which runs the public cases only."""
     sha256: str = ""
     """Hash of the submitted file."""
+    grader_failed: bool = False
+    """The grader, not the submission, is to blame for an ERROR: a batch grades it again."""
 
     @property
     def problem_cells(self) -> tuple[CellResult, ...]:

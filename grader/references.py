@@ -158,6 +158,29 @@ def load(assignment: Assignment, public_only: bool = False) -> References:
     return read(path, assignment.name)
 
 
+def ready(assignment: Assignment, public_only: bool = False) -> References:
+    """The references that grading will use, checked before any submission is graded.
+
+    Raises ReferencesError, naming the file and the fix, when they are missing, lack a case,
+    or were built from another version of the solution (when the solution is here to tell).
+    """
+    stored = load(assignment, public_only)
+    rebuild = f"run `grade references build {assignment.name}`"
+    missing = [f"{exercise.name}/{case.name}" for exercise in assignment.exercises
+               for case in exercise.cases
+               if (not public_only or case.visibility is Visibility.PUBLIC)
+               and (exercise.name, case.name) not in stored.outputs]
+    if missing:
+        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        raise ReferencesError(f"{stored.path}: no reference for {', '.join(missing[:3])}"
+                              f"{more}; {rebuild}")
+    solution = solution_file(assignment.name)
+    if solution.is_file() and file_sha256(solution) != stored.solution_sha256:
+        raise ReferencesError(f"{stored.path}: stale, built from another version of "
+                              f"{solution}; {rebuild}")
+    return stored
+
+
 def verify(assignment: Assignment) -> list[str]:
     """What no longer agrees between the stored references and `solutions/`; empty when all do."""
     problems = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from grader import text
 from grader.model import CheckResult, ExerciseResult, Result
 
 SCHEMA = "grader.result/1"
@@ -24,7 +25,8 @@ def _exercise(exercise: ExerciseResult) -> dict[str, Any]:
 
 
 def to_dict(result: Result) -> dict[str, Any]:
-    """The result as plain JSON data."""
+    """The result as plain JSON data, every string of it `clean`ed."""
+    result = text.clean_fields(result)
     return {
         "schema": SCHEMA, "assignment": result.assignment, "submission": result.submission,
         "status": result.status.value, "error": result.error, "score": result.score,
@@ -34,6 +36,7 @@ def to_dict(result: Result) -> dict[str, Any]:
         "exercises": [_exercise(e) for e in result.exercises],
         "public_only": result.public_only, "isolation": result.isolation,
         "sha256": result.sha256, "output": result.output,
+        "grader_failed": result.grader_failed,
     }
 
 
