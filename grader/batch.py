@@ -74,7 +74,7 @@ def student_of(relative: str, pattern: re.Pattern[str] | None) -> str | None:
 
 def bad_name(student: str) -> str | None:
     """Why a student name cannot name a folder of results, or None when it can."""
-    if text.clean(student) != student or text.one_line(student) != student:
+    if text.one_line(student) != student or "\t" in student:
         return "has control characters or line breaks"
     if "/" in student or "\\" in student or student in (".", ".."):
         return "is a path, not a name"
@@ -211,7 +211,9 @@ def _progress(stream: TextIO, total: int) -> Callable[[Job, Result], None]:
         left = (total - done[0]) / rate
         outcome = (f"{result.score:g}/{result.max_score:g}" if result.status is Status.GRADED
                    else "could not be graded")
-        stream.write(f"[{done[0]}/{total}] {job.student} ({job.relative}): {outcome}; "
+        # The name and path come from the submissions folder: one clean line each.
+        stream.write(f"[{done[0]}/{total}] {text.one_line(job.student)} "
+                     f"({text.one_line(job.relative)}): {outcome}; "
                      f"{rate:.2f}/s, about {left:.0f} s left\n")
         stream.flush()
 

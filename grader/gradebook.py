@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from grader import text
 from grader.errors import UsageError
 from grader.model import Result
 from grader.report import json as json_report
@@ -87,8 +88,10 @@ class Gradebook:
             db.close()
 
     def record(self, student: str, submission: str, result: Result) -> None:
-        """Store one result, replacing an earlier grading of the same file."""
+        """Store one result, replacing an earlier grading of the same file; the names and the
+        result's text are stored `clean`, as every reader of the file will show them."""
         stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        student, submission = text.one_line(student), text.one_line(submission)
         with self._connect() as db:
             db.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (student, result.assignment, submission, result.sha256,
@@ -122,7 +125,7 @@ class Gradebook:
         with self._connect() as db:
             found = db.execute("SELECT result FROM results ORDER BY student, assignment, "
                                "submission").fetchall()
-        return [json.loads(text) for (text,) in found]
+        return [json.loads(stored) for (stored,) in found]
 
 
 def best(rows: Sequence[Row]) -> dict[tuple[str, str], Row]:
@@ -145,30 +148,34 @@ def export(rows: Sequence[Row], fmt: str, columns: dict[str, str] | None = None)
     columns = columns or {}
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
+
+    def write(cells: Sequence[str]) -> None:
+        # Student names and paths come from submissions: no spreadsheet may run one.
+        writer.writerow([text.csv_cell(cell) for cell in cells])
+
     if fmt == "csv":
-        writer.writerow(["student", "assignment", "score", "max_score", "status", "submission",
-                         "sha256", "graded_at"])
+        write(["student", "assignment", "score", "max_score", "status", "submission",
+               "sha256", "graded_at"])
         for (student, assignment), row in sorted(chosen.items()):
-            writer.writerow([student, assignment, _num(row.score), _num(row.max_score),
-                             row.status, row.submission, row.sha256, row.graded_at])
+            write([student, assignment, _num(row.score), _num(row.max_score), row.status,
+                   row.submission, row.sha256, row.graded_at])
         return out.getvalue()
     maxima = {a: max(r.max_score for r in rows if r.assignment == a) for a in assignments}
     titles = [columns.get(a, a) for a in assignments]
     if fmt == "canvas":
         # Canvas matches students by Canvas ID, then SIS User ID, then SIS Login ID: the name
         # read from the submission goes into SIS Login ID.
-        writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *titles])
-        writer.writerow(["Points Possible", "", "", "", "", *(_num(maxima[a])
-                                                              for a in assignments)])
+        write(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *titles])
+        write(["Points Possible", "", "", "", "", *(_num(maxima[a]) for a in assignments)])
         for student in students:
             scores = [_num(chosen[(student, a)].score) if (student, a) in chosen else ""
                       for a in assignments]
-            writer.writerow([student, "", "", student, "", *scores])
+            write([student, "", "", student, "", *scores])
         return out.getvalue()
-    writer.writerow(["ID number", *titles])  # Moodle: map "ID number" to the user field
+    write(["ID number", *titles])  # Moodle: map "ID number" to the user field
     for student in students:
-        writer.writerow([student, *(_num(chosen[(student, a)].score) if (student, a) in chosen
-                                    else "" for a in assignments)])
+        write([student, *(_num(chosen[(student, a)].score) if (student, a) in chosen
+                          else "" for a in assignments)])
     return out.getvalue()
 
 

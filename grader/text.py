@@ -4,12 +4,17 @@ A submission controls its exception messages, what it prints, its file name and 
 student's folder name. Such text must not move a terminal's cursor, draw a fake score,
 start a Markdown heading or fail to encode. `clean` is applied where text crosses from the
 worker into the grader (the protocol boundary) and again by every writer; each writer adds
-what its own format needs (`one_line` for a Markdown table cell or heading).
+what its own format needs (`one_line` for a Markdown table cell or heading, `csv_cell` for a
+spreadsheet cell). `clean_fields` cleans a whole frozen dataclass (a `Result`) at once.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from typing import Any, TypeVar, cast
+
+T = TypeVar("T")
 
 # C0 controls but tab and newline, DEL, and C1 controls (ESC is C0, CSI is C1).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -46,3 +51,32 @@ def clean_tree(value: object) -> object:
     if isinstance(value, tuple):
         return tuple(clean_tree(item) for item in value)
     return value
+
+
+def clean_fields(value: T) -> T:
+    """`clean` every string of a frozen dataclass, recursively through its fields and tuples.
+
+    Enum members (`Status` is a `str`) and arrays are left as they are.
+    """
+    item: Any = value
+    if type(item) is str:
+        return cast(T, clean(item))
+    if isinstance(item, tuple):
+        return cast(T, tuple(clean_fields(part) for part in item))
+    if dataclasses.is_dataclass(item) and not isinstance(item, type):
+        return cast(T, dataclasses.replace(item, **{
+            f.name: clean_fields(getattr(item, f.name)) for f in dataclasses.fields(item)
+            if f.init}))
+    return value
+
+
+# OWASP's list of cell starts a spreadsheet may read as a formula (= + - @ tab CR), checked
+# once the text is on one line, where a CR has become a space; spreadsheets may also skip
+# spaces before a formula.
+_FORMULA_START = ("=", "+", "-", "@", "\t", " ")
+
+
+def csv_cell(text: str) -> str:
+    """`one_line` text that no spreadsheet reads as a formula: a risky start gets a `'`."""
+    text = one_line(text)
+    return "'" + text if text.startswith(_FORMULA_START) else text

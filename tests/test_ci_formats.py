@@ -102,8 +102,8 @@ def test_gradescope_with_nothing_submitted(tmp_path, monkeypatch):
     (tmp_path / "submission").mkdir()
     gradescope.run(registry.get("udl_attention"), grading.Options())
     results = json.loads((tmp_path / "results" / "results.json").read_text())
-    assert results["score"] == 0.0 and "no .ipynb or .py file was submitted" in \
-        results["output"]
+    assert results["score"] == 0.0
+    assert "**Could not be graded.** no .ipynb or .py file was submitted" in results["output"]
 
 
 def test_the_example_workflow_grades_a_student_repository(tmp_path):

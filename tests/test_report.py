@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 
+from grader import text
 from grader.model import (
     ArrayView,
     CellResult,
@@ -18,7 +19,7 @@ from grader.model import (
     Status,
     Visibility,
 )
-from grader.report import heatmap, html, markdown, terminal
+from grader.report import heatmap, html, markdown, render, terminal
 
 VIEW = ArrayView(expected=np.array([[0.5, 0.5], [0.25, 0.75]]),
                  obtained=np.array([[0.5, 0.5], [0.75, 0.25]]),
@@ -116,6 +117,19 @@ def test_markdown_fences_outlast_backticks_in_messages():
     exercise = ExerciseResult("f", Status.FAILED, 0, 1, (sneaky,))
     text = markdown.render(result(exercises=(exercise,)))
     assert "  ````text\n  ```\n  # injected\n  ````" in text
+
+
+def test_markdown_escaping_keeps_text_on_one_line():
+    assert render.md_escape("a\rb\r\nc\u2028d\x0be\x1b[1m\n# f|g") == "a b c d e\\[1m \\# f\\|g"
+
+
+def test_reports_clean_every_string_of_a_result_and_keep_the_rest():
+    dirty = result(submission="a\x1b[31m\ud800.ipynb", output="\x07ok\r")
+    cleaned = text.clean_fields(dirty)
+    assert (cleaned.submission, cleaned.output) == ("a[31m\ufffd.ipynb", "ok\n")
+    assert cleaned.status is Status.GRADED and cleaned.exercises[0].status is Status.FAILED
+    assert cleaned.exercises == dirty.exercises and cleaned.cells == dirty.cells
+    assert cleaned.exercises[0].checks[0].views[0].expected is VIEW.expected
 
 
 def test_terminal_summary_without_and_with_colour():

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from grader import text
 from grader.model import Result, Visibility
 from grader.report import json as json_report
 from grader.report import markdown
-from grader.report.render import fence
+from grader.report.render import fence, md_escape
 
 # Hidden cases are shown once the due date has passed; public ones at once.
 VISIBILITY = {Visibility.PUBLIC: "visible", Visibility.HIDDEN: "after_due_date"}
@@ -16,15 +17,16 @@ VISIBILITY = {Visibility.PUBLIC: "visible", Visibility.HIDDEN: "after_due_date"}
 
 def to_dict(result: Result) -> dict[str, Any]:
     """The results.json document for one graded submission."""
+    result = text.clean_fields(result)
     tests = []
     for i, exercise in enumerate(result.exercises, start=1):
         for j, check in enumerate(exercise.checks, start=1):
             lines = []
             if check.diagnosis:
-                lines.append(f"**Likely mistake ({check.diagnosis.id}):** "
-                             f"{check.diagnosis.message}")
+                lines.append(f"**Likely mistake ({md_escape(check.diagnosis.id)}):** "
+                             f"{md_escape(check.diagnosis.message)}")
             if check.note:
-                lines.append(f"*{check.note}*")
+                lines.append(f"*{md_escape(check.note)}*")
             if check.message:
                 marks = fence(check.message)
                 lines.append(f"{marks}text\n{check.message}\n{marks}")
@@ -38,7 +40,7 @@ def to_dict(result: Result) -> dict[str, Any]:
             })
     return {
         "score": result.score, "execution_time": round(result.duration_s, 3),
-        "output": markdown.render(result) if result.exercises else (result.error or ""),
+        "output": markdown.render(result),
         "output_format": "md", "test_output_format": "md", "test_name_format": "text",
         "visibility": "visible", "stdout_visibility": "hidden", "tests": tests,
         "extra_data": {"grader": json_report.to_dict(result)},

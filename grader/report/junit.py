@@ -5,19 +5,23 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
+from grader import text
 from grader.model import Result, Status
 
+# Two characters that `text.clean` keeps and XML 1.0 cannot hold.
+_NOT_XML = str.maketrans("", "", "\ufffe\uffff")
 
-def _clean(text: str) -> str:
-    """Drop characters XML 1.0 cannot hold (student messages may contain any)."""
-    return "".join(c for c in text
-                   if c in "\t\n\r" or (ord(c) >= 0x20 and c not in "\ufffe\uffff"))
+
+def _clean(value: str) -> str:
+    """Text of a `clean`ed result that XML can hold."""
+    return value.translate(_NOT_XML)
 
 
 def render(results: Sequence[Result]) -> str:
     """A <testsuites> document with one <testsuite> per submission."""
     suites = ET.Element("testsuites", name="attention-grader")
     for result in results:
+        result = text.clean_fields(result)
         checks = [(e, c) for e in result.exercises for c in e.checks]
         failures = sum(1 for _, c in checks if c.status is Status.FAILED)
         errors = sum(1 for _, c in checks if c.status not in (Status.FAILED, Status.PASSED))

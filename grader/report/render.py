@@ -7,21 +7,22 @@ from functools import cache
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from grader import __version__
+from grader import __version__, text
 from grader.model import Result, Status
 from grader.report import heatmap
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
 
 
-def md_escape(text: object) -> str:
-    """Make untrusted text inert in Markdown: no markup, no HTML, no table breaks."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ")
+def md_escape(value: object) -> str:
+    """Untrusted text made inert inside a line of Markdown (a table cell, after a label): on
+    one line, so that it never starts a block, and with no markup, no HTML, no table breaks."""
+    return _MD_SPECIAL.sub(r"\\\1", text.one_line(str(value)))
 
 
-def fence(text: object) -> str:
+def fence(value: object) -> str:
     """A code fence longer than any run of backticks inside the text."""
-    runs = [len(run) for run in re.findall(r"`+", str(text))]
+    runs = [len(run) for run in re.findall(r"`+", str(value))]
     return "`" * max(3, max(runs, default=0) + 1)
 
 
@@ -40,5 +41,6 @@ def environment() -> Environment:
 
 
 def render(template: str, result: Result, **extra: object) -> str:
-    """Render a report template for one result."""
-    return environment().get_template(template).render(result=result, **extra)
+    """Render a report template for one result, every string of it `clean`ed first."""
+    return environment().get_template(template).render(result=text.clean_fields(result),
+                                                       **extra)

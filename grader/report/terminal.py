@@ -7,6 +7,7 @@ import io
 from rich.console import Console
 from rich.markup import escape
 
+from grader import text
 from grader.model import Result, Status
 
 _STYLE = {Status.PASSED: "green", Status.FAILED: "red", Status.MISSING: "yellow",
@@ -16,15 +17,20 @@ _MARK = {Status.PASSED: "✓", Status.FAILED: "✗", Status.MISSING: "?", Status
          Status.TIMEOUT: "⏱"}
 
 
+def _safe(value: str) -> str:
+    """Untrusted text for one printed line: no control character, no line break, no markup."""
+    return escape(text.one_line(value))
+
+
 def render(result: Result, color: bool = False, verbose: bool = False) -> str:
     """The summary as text, with ANSI colours when `color` is set."""
     target = io.StringIO()
     console = Console(file=target, highlight=False, soft_wrap=True, emoji=False,
                       force_terminal=color, no_color=not color, width=100)
-    title = escape(f"{result.submission} · {result.assignment}")
+    title = _safe(f"{result.submission} · {result.assignment}")
     if result.status is Status.ERROR:
         console.print(f"[bold]{title}[/]: [red]could not be graded[/]")
-        console.print(f"  {escape(result.error or '')}")
+        console.print(f"  {_safe(result.error or '')}")
         return target.getvalue()
     if result.public_only:
         passed = sum(c.passed for e in result.exercises for c in e.checks)
@@ -52,11 +58,11 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
             shown.add(lines[0])
             public = check.visibility.value == "public"
             detail = lines[:8] if public or verbose else lines[:1]
-            console.print(f"      {escape(check.name)} ({check.visibility.value}): "
-                          f"{escape(detail[0])}")
+            console.print(f"      {_safe(check.name)} ({check.visibility.value}): "
+                          f"{_safe(detail[0])}")
             for line in detail[1:]:
-                console.print(f"        {escape(line)}")
+                console.print(f"        {_safe(line)}")
     for cell in result.problem_cells:
         console.print(f"  [{_STYLE.get(cell.status, '')}]cell {cell.index} "
-                      f"{cell.status.value}[/]: {escape(cell.message)}")
+                      f"{cell.status.value}[/]: {_safe(cell.message)}")
     return target.getvalue()
