@@ -69,9 +69,10 @@ def problem(path: Path) -> str | None:
 def in_folder(folder: Path) -> Found:
     """Every submission under a folder (the folder itself may not be a link)."""
     if folder.is_symlink() or not folder.is_dir():
-        why = LINK if folder.is_symlink() else "is not a folder"
-        raise UsageError(f"{folder}: {why}; name the folder of submissions itself")
-    files, refused = [], []
+        reason = LINK if folder.is_symlink() else "is not a folder"
+        raise UsageError(f"{folder}: {reason}; name the folder of submissions itself")
+    files: list[Path] = []
+    refused: list[tuple[Path, str]] = []
     for path, why in _walk(folder):
         if why is None:
             files.append(path)

@@ -8,13 +8,19 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
+from pathlib import Path
 
+import numpy as np
 import pytest
 
-from grader import cli, grading, registry
+from grader import batch, cli, grading, loading, registry
+from grader.model import Status
+from grader.sandbox import isolation
 from grader.sandbox.limits import Limits
-from tests.conftest import processes, survivors
+from grader.sandbox.session import Session
+from tests.conftest import ROOT, processes, survivors
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=3, call_timeout=3, memory_mb=1024))
 
@@ -284,3 +290,227 @@ def _cpu_seconds(pid: int) -> float:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return 0.0
+
+
+# --------------------------------------------------------------------------- the red-team review
+
+
+def test_a_link_to_the_solution_is_never_graded_as_the_students_work(tmp_path):
+    from grader import batch, gradescope
+
+    solution = ROOT / "solutions" / "udl_attention.py"
+    folder = tmp_path / "submissions"
+    (folder / "carol").mkdir(parents=True)
+    (folder / "alice_udl_attention.py").symlink_to(solution)
+    (folder / "bob").symlink_to(ROOT / "solutions")
+    (folder / "carol" / "hw.py").symlink_to(solution)
+    # grade run: the link is a submission that could not be read, with the reason
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.run(["run", str(folder / "alice_udl_attention.py"), "--json",
+                    str(tmp_path / "r.json")], out, err)
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert (code, result["status"], result["score"]) == (1, "error", 0.0)
+    assert result["error"] == (f"{folder / 'alice_udl_attention.py'}: is a symbolic link; the "
+                               "grader reads only files handed in as they are; hand in the "
+                               "file itself")
+    # grade batch: nothing is graded, each link is named as passed over
+    out = io.StringIO()
+    code = cli.run(["batch", str(folder), "--assignment", "udl_attention", "--out",
+                    str(tmp_path / "graded")], out, io.StringIO())
+    assert code == 0
+    assert sorted(line for line in out.getvalue().splitlines() if line.startswith("ignored")) \
+        == ["ignored alice_udl_attention.py: is a symbolic link; the grader reads only files "
+            "handed in as they are",
+            "ignored bob: is a symbolic link; the grader reads only files handed in as they are",
+            "ignored carol/hw.py: is a symbolic link; the grader reads only files handed in as "
+            "they are"]
+    assert "graded 0, skipped 0" in out.getvalue()
+    # Gradescope: a submission folder of links holds no submission
+    assert gradescope.find_submission(folder, registry.get("udl_attention")) is None
+    assert batch.find(folder, None) == ([], [
+        "bob: is a symbolic link; the grader reads only files handed in as they are",
+        "alice_udl_attention.py: is a symbolic link; the grader reads only files handed in as "
+        "they are",
+        "carol/hw.py: is a symbolic link; the grader reads only files handed in as they are"])
+
+
+SHM = '''
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+KEY = 0x5EC2E7
+'''
+
+
+def test_sysv_shared_memory_dies_with_the_submission(tmp_path):
+    before = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
+    writer = SHM + '''
+segment = libc.shmget(KEY, 4096, 0o1666)  # IPC_CREAT | rw for everybody
+address = libc.shmat(segment, None, 0)
+ctypes.memmove(address, b"answer: 42", 10)
+print("created", segment >= 0)
+'''
+    reader = SHM + '''
+segment = libc.shmget(KEY, 0, 0o666)
+print("found", segment >= 0)
+'''
+    first = grade(tmp_path, writer, "a_attention_basics.py")
+    second = grade(tmp_path, reader, "b_attention_basics.py")
+    assert "created True" in first.output
+    assert "found False" in second.output
+    assert Path("/proc/sysvipc/shm").read_text().splitlines()[1:] == before
+
+
+def test_memory_is_bounded_for_the_whole_submission(tmp_path):
+    # Eight children each try to hold 150 MiB at once, under --memory-mb 300; the call returns
+    # how many hold theirs at the same time.
+    attack = '''
+import os, time
+def softmax(x):
+    ready_r, ready_w = os.pipe()
+    children = []
+    for _ in range(8):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                block = bytearray(150 << 20)
+                block[::4096] = b"\\x01" * len(range(0, 150 << 20, 4096))
+                os.write(ready_w, b"x")
+                time.sleep(30)
+            finally:
+                os._exit(0)
+        children.append(pid)
+    os.close(ready_w)
+    time.sleep(2.5)  # each child that filled its block holds it, asleep, until killed
+    os.set_blocking(ready_r, False)
+    try:
+        filled = len(os.read(ready_r, 64))
+    except BlockingIOError:
+        filled = 0
+    alive = sum(os.waitpid(pid, os.WNOHANG) == (0, 0) for pid in children)
+    return np.array([float(min(filled, alive))])
+'''
+    options = grading.Options(limits=Limits(cell_timeout=5, call_timeout=20, memory_mb=300))
+    path = tmp_path / "mem_attention_basics.py"
+    path.write_text(HONEST + attack)
+    with Session(options.limits, ("numpy",), watch=("softmax",)) as session:
+        session.run(loading.load(path))
+        outcome = session.call("softmax", "function", (np.zeros(3),), {}, None)
+        isolation_text = session.isolation
+    assert outcome.status is Status.PASSED, outcome.message
+    held = int(outcome.value[0])
+    if "memory cgroup" in isolation_text:
+        assert held <= 1  # 2 x 150 MiB and the worker do not fit in 300 MiB
+    else:  # the stated bound without a cgroup: a few processes of --memory-mb each
+        assert "at most 12 processes of 300 MiB each" in isolation_text
+        assert held <= 12
+
+
+def test_a_worker_that_stops_reading_cannot_hang_the_grader(tmp_path):
+    # Cell 1 points the worker's request pipe at a pipe nobody writes; cell 2 is over 64 KiB,
+    # more than a pipe holds, so writing it would block forever without a deadline.
+    stop_reading = '''
+import os, stat
+r, w = os.pipe()
+for fd in range(3, 12):
+    try:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode) and fd not in (r, w) and \\
+                os.get_blocking(fd) and (os.open if False else True):
+            import fcntl
+            if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY:
+                os.dup2(r, fd)
+    except OSError:
+        pass
+'''
+    big = "BIG = " + repr("x" * (100 << 10)) + "\n"
+    path = tmp_path / "block_attention_basics.ipynb"
+    path.write_text(json.dumps({
+        "nbformat": 4, "nbformat_minor": 5, "metadata": {},
+        "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                   "id": f"c{i}", "source": source}
+                  for i, source in enumerate([stop_reading, big, HONEST])]}))
+    limits = Limits(cell_timeout=2, call_timeout=2, submission_timeout=20, memory_mb=1024)
+    results: list = []
+    thread = threading.Thread(target=lambda: results.append(
+        grading.grade(path, registry.get("attention_basics"), grading.Options(limits=limits))),
+        daemon=True)
+    started = time.monotonic()
+    thread.start()
+    thread.join(timeout=90)
+    assert not thread.is_alive(), "grading hung on a worker that stopped reading"
+    assert time.monotonic() - started < 60
+    cells = results[0].cells
+    assert cells[1].status is Status.TIMEOUT
+    assert "the worker stopped reading its requests" in cells[1].message or \
+        "stopped after" in cells[1].message
+
+
+def test_student_names_that_are_paths_or_control_characters_are_refused(tmp_path):
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    for name in ("ok_attention_basics.py", "esc\x1b[2J_attention_basics.py"):
+        (folder / name).write_text(HONEST)
+    (folder / "deep" / "er").mkdir(parents=True)
+    (folder / "deep" / "er" / "x_attention_basics.py").write_text(HONEST)
+    pattern = batch.compile_pattern(r"^(?P<student>.+)_attention")
+    jobs, ignored = batch.find(folder, pattern)
+    assert [job.student for job in jobs] == ["ok"]
+    assert sorted(ignored) == [
+        "deep/er/x_attention_basics.py: the student name is a path, not a name",
+        "esc\x1b[2J_attention_basics.py: the student name has control characters or line "
+        "breaks"]
+    for name in ("..", "/etc", "a/../b", "tab\tname", "line\u2028break"):
+        assert batch.bad_name(name) is not None, name
+    assert batch.bad_name("alice.smith-2") is None
+    out = tmp_path / "graded"
+    code = cli.run(["batch", str(folder), "--assignment", "attention_basics", "--out", str(out),
+                    "--student-pattern", r"^(?P<student>.+)_attention"], io.StringIO(),
+                   io.StringIO())
+    assert code == 0
+    written = {p.relative_to(out).as_posix() for p in out.rglob("*.json")}
+    assert written == {"results/ok/ok_attention_basics.json"}
+    assert not (tmp_path / "escape").exists()
+
+
+def test_concurrent_workers_never_share_a_user_id(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("only root gives each worker a user id of its own")
+    leases = [isolation.UidLease() for _ in range(200)]
+    assert len({lease.uid for lease in leases}) == 200
+    for lease in leases:
+        lease.release()
+    source = "import os\ndef softmax(x):\n    return np.array([float(os.getuid())])\n"
+    path = tmp_path / "uid_attention_basics.py"
+    path.write_text(HONEST + source)
+    sessions = [Session(OPTIONS.limits, ("numpy",), watch=("softmax",)) for _ in range(3)]
+    uids = []
+    for session in sessions:
+        session.run(loading.load(path))
+        uids.append(int(session.call("softmax", "function", (np.zeros(2),), {}, None).value[0]))
+    for session in sessions:
+        session.close()
+    assert len(set(uids)) == 3 and min(uids) >= 2_000_000
+
+
+def test_a_probe_that_fails_later_does_not_switch_isolation_off(monkeypatch):
+    assert isolation.offered().namespaces, "this test needs namespaces (see grade doctor)"
+    monkeypatch.setattr(isolation, "_probe_prefix", lambda: ((), "refused for the test"))
+    assert isolation.offered().namespaces  # the first success is kept
+
+
+def test_a_worker_confined_less_than_the_machine_offered_is_refused(tmp_path, monkeypatch):
+    assert isolation.offered().namespaces, "this test needs namespaces (see grade doctor)"
+    real_plan = isolation.plan
+
+    def broken(*args, **kwargs):
+        plan = real_plan(*args, **kwargs)
+        return dict(plan, package="/nonexistent/grader")  # confine() cannot build the root
+
+    monkeypatch.setattr(isolation, "plan", broken)
+    path = tmp_path / "x_attention_basics.py"
+    path.write_text(HONEST + "print('student code ran')\n")
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.run(["run", str(path)], out, err) == 1
+    assert err.getvalue().startswith("grade: error: refusing to grade: the worker could not be "
+                                     "confined as this machine allowed at start (")
+    assert "student code ran" not in out.getvalue()

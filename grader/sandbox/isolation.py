@@ -154,7 +154,8 @@ def visible() -> tuple[list[str], list[str]]:
     the symbolic links on the way to them (`/lib -> usr/lib`, a venv's `bin/python`),
     recreated as links: a link on the way brings nothing more than what was granted.
     """
-    binds, links = {}, {}
+    binds: dict[str, None] = {}
+    links: dict[str, None] = {}
     for path in (*LIBRARY_DIRS, *ETC_FILES, *_python_paths()):
         if not os.path.exists(path):
             continue

@@ -6,6 +6,10 @@ from dataclasses import dataclass, field
 
 from grader.text import clean
 
+MESSAGE_CHARS = 2000
+"""Longest message kept in a result (a cell's, a check's): longer helps no one, and a message
+built from a submission could otherwise be as large as the submission, or larger."""
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -27,6 +31,18 @@ class Limits:
     """Largest file the code may write, in MiB."""
     output_bytes: int = 64 << 10
     """What is kept of everything the code prints."""
+    # Sizes are checked before anything is parsed. A course notebook holds 20-80 code cells
+    # and under 100 KB of code; the limits are 10-20 times that, and still bound the time to
+    # load (linear, about a second per MB of IPython syntax) and the size of the result.
+    submission_mb: float = 50.0
+    """Largest submission file, in MiB. Outputs count only here (images make notebooks of
+    10-20 MB that are normal), so this refuses only absurd files, before they are read."""
+    cell_code_mb: float = 1.0
+    """Most code in one cell (or one module), in MiB of UTF-8: room for pasted data."""
+    code_mb: float = 2.0
+    """Most code in all the cells of a submission together, in MiB of UTF-8."""
+    code_cells: int = 500
+    """Most code cells in a notebook; the result has an entry per code cell."""
 
     def rlimits(self) -> dict[str, int]:
         """The limits the worker applies to itself before any student code runs."""
@@ -58,3 +74,10 @@ class CappedOutput:
         if self.dropped:
             text += f"\n[grader] {self.dropped} more bytes of output were dropped"
         return text
+
+
+def cap(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """`text` cut to `limit` characters, saying how many more there were."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit:,} more characters)"

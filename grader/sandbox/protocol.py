@@ -202,9 +202,15 @@ def read_frame(fd: int, deadline: float, max_bytes: int) -> bytes:
     if size > MAX_HEADER:
         return bytes(buffer)  # unpack() names the problem
     fill(start + size)
+    # The worker runs this in the student's process, where builtins such as max() or
+    # isinstance() may have been replaced: only len(), int() and str methods are used.
     try:
-        blobs = sum(int(n) for n in json.loads(bytes(buffer[start:])).get("blobs", []))
+        sizes = json.loads(bytes(buffer[start:]).decode()).get("blobs", [])
+        blobs = 0
+        for item in sizes:
+            blobs += int(item)
     except (ValueError, AttributeError, TypeError):
         return bytes(buffer)  # unpack() names the problem
-    fill(start + size + min(max(blobs, 0), max_bytes + 1))
+    fill(start + size + (blobs if 0 <= blobs <= max_bytes else 0 if blobs < 0
+                         else max_bytes + 1))
     return bytes(buffer)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import ast
 import builtins
 import os
-import select
 import signal
 import sys
 import time
@@ -251,23 +250,16 @@ class Worker:
         return {"status": "relay"}, frame
 
     def _collect(self, pid: int, read_fd: int, timeout: float) -> tuple[dict[str, Any], Any]:
-        deadline = time.monotonic() + timeout
-        chunks, size, timed_out = [], 0, False
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                timed_out = True
-                break
-            ready, _, _ = select.select([read_fd], [], [], left)
-            if not ready:
-                continue
-            chunk = os.read(read_fd, 1 << 20)
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > MAX_CHILD_BYTES:
-                break
-            chunks.append(chunk)
+        """The call's answer: one frame, read as soon as it is whole (a process the call left
+        behind may keep the pipe open), then the call's process group is killed."""
+        frame, timed_out = b"", False
+        try:
+            frame = protocol.read_frame(read_fd, time.monotonic() + timeout,
+                                        MAX_CHILD_BYTES)
+        except TimeoutError:
+            timed_out = True
+        except EOFError:
+            pass  # it died before answering
         os.close(read_fd)
         processes.kill_group(pid)
         try:
@@ -277,12 +269,12 @@ class Worker:
         if timed_out:
             return {"status": "timeout", "message": f"the call did not return within "
                     f"{timeout:g} s"}, None
-        if size > MAX_CHILD_BYTES:
+        if len(frame) > MAX_CHILD_BYTES:
             return {"status": "error", "message": "the call returned more than "
                     f"{MAX_CHILD_BYTES >> 20} MiB of data"}, None
-        if not chunks:
+        if not frame:
             return {"status": "crashed", "message": processes.death(status)}, None
-        return {"status": "relay"}, b"".join(chunks)
+        return {"status": "relay"}, frame
 
 
 def _child_call(write_fd: int, target: Any, kind: str, value: Any, header: dict[str, Any]) -> None:
