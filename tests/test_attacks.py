@@ -514,3 +514,35 @@ def test_a_worker_confined_less_than_the_machine_offered_is_refused(tmp_path, mo
     assert err.getvalue().startswith("grade: error: refusing to grade: the worker could not be "
                                      "confined as this machine allowed at start (")
     assert "student code ran" not in out.getvalue()
+
+
+def test_the_kernel_engine_is_confined_like_the_fast_one(tmp_path):
+    probe = '''
+import os, subprocess, sys
+def look(path):
+    try:
+        return sorted(os.listdir(path))
+    except Exception as exc:
+        return type(exc).__name__
+import grader
+repo = os.path.dirname(os.path.dirname(grader.__file__))
+print("REPORT", repr({"uid": os.getuid(), "solutions": look(os.path.join(repo, "solutions")),
+                      "repo": look(repo), "git": look(os.path.join(repo, ".git"))}))
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
+                         start_new_session=True)
+print("CHILD", child.pid)
+'''
+    path = tmp_path / "kernel_attention_basics.py"
+    path.write_text(HONEST + probe)
+    before = processes()
+    options = grading.Options(limits=OPTIONS.limits, engine="kernel")
+    result = grading.grade(path, registry.get("attention_basics"), options)
+    assert result.score == HONEST_SCORE
+    line = next(x for x in result.output.splitlines() if x.startswith("REPORT"))
+    report = eval(line[len("REPORT "):])  # our own probe's repr
+    if os.geteuid() == 0:
+        assert report["uid"] >= 2_000_000
+    assert report["repo"] == ["grader"]
+    assert report["solutions"] == report["git"] == "FileNotFoundError"
+    assert "CHILD" in result.output  # the escaped child was started, and died with the kernel
+    assert survivors(before) == []

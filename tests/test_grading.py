@@ -196,7 +196,7 @@ def test_both_engines_give_the_whole_corpus_the_same_scores():
     assert differences == []
 
 
-def test_kernel_engine_reports_its_weaker_isolation():
-    result = grade("udl_attention/vectorised.py", KERNEL)
-    assert result.score == 10.0
-    assert result.isolation.startswith("a real Jupyter kernel")
+def test_kernel_engine_is_confined_like_the_fast_one():
+    kernel, fast = grade("udl_attention/vectorised.py", KERNEL), grade("udl_attention/vectorised.py")
+    assert kernel.score == fast.score == 10.0
+    assert kernel.isolation == fast.isolation

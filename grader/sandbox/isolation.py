@@ -39,7 +39,7 @@ PACKAGE_ENTRIES = ("__init__.py", "sandbox")
 # -I: ignore PYTHON* variables, the user's site-packages and the current folder. The worker
 # imports the very grader that started it, even beside another installed copy.
 BOOT = ("import sys; sys.path.insert(0, {parent!r}); "
-        "from grader.sandbox.worker import main; main()")
+        "from grader.sandbox.worker import {entry}; {entry}()")
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "NUMEXPR_NUM_THREADS")
 # The dynamic loader and the system's shared libraries: on a multiarch system (Debian, Ubuntu)
@@ -117,9 +117,13 @@ def offered() -> Offer:
         return offer
 
 
-def command(offer: Offer) -> list[str]:
-    """The worker's command line: a fresh interpreter, never a fork of the grader."""
-    return [*offer.prefix, sys.executable, "-I", "-c", BOOT.format(parent=str(PACKAGE_PARENT))]
+def command(offer: Offer, entry: str = "main") -> list[str]:
+    """The worker's command line: a fresh interpreter, never a fork of the grader.
+
+    `entry` is "main" (the fast engine's worker) or "kernel_main" (an IPython kernel).
+    """
+    return [*offer.prefix, sys.executable, "-I", "-c",
+            BOOT.format(parent=str(PACKAGE_PARENT), entry=entry)]
 
 
 def environment(home: Path) -> dict[str, str]:
@@ -176,7 +180,8 @@ def plan(home: Path, tmp_bytes: int, uid: int | None, cgroup: Path | None,
     connection folder); the worker's own user owns them.
     """
     binds, links = visible()
-    return {"root": str(home), "binds": binds, "links": links, "tmp_bytes": tmp_bytes,
+    # The new root is built beside, not on, the folder that holds the writable ones.
+    return {"root": str(home / "root"), "binds": binds, "links": links, "tmp_bytes": tmp_bytes,
             "package": str(PACKAGE_DIR), "package_entries": list(PACKAGE_ENTRIES),
             "writable": [str(path) for path in writable],
             "uid": uid, "gid": uid, "lock": uid is None and os.geteuid() != 0,

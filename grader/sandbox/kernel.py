@@ -1,4 +1,4 @@
-"""`--engine kernel`: the same semantics as the fast engine, in a real Jupyter kernel.
+"""`--engine kernel`: the same semantics and confinement as the fast engine, in a real kernel.
 
 Each top-level statement runs as its own cell through nbclient, with errors allowed, so a
 failing statement is recorded and the next one runs; a statement past its time limit is
@@ -9,19 +9,22 @@ kernel exactly as the fast engine's worker does, and answers with the same proto
 
 from __future__ import annotations
 
+import json
 import logging
 import re
-import resource
 import secrets
 import time
 from pathlib import Path
 from typing import Any
 
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.v4 import new_code_cell, new_notebook
 
+from grader.errors import SandboxError
 from grader.model import Cell, Status
 from grader.sandbox import isolation, processes, protocol
 from grader.sandbox.session import Session, WorkerLost, decode_reply
@@ -30,23 +33,22 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 ANSWER = ("__import__('grader.sandbox.worker', fromlist=['kernel_answer']).kernel_answer("
           "get_ipython().user_ns, {request!r}, {reply!r})")
 KERNEL_OVERHEAD = 512 << 20
+KERNEL_THREADS = 16
+SPEC = "attention-grader"
 # nbclient logs every timeout and dead kernel as an error; the result reports them instead.
 _QUIET = logging.getLogger("grader.kernel")
 _QUIET.addHandler(logging.NullHandler())
 _QUIET.propagate = False
-_LIMITS = {"memory": resource.RLIMIT_AS, "cpu": resource.RLIMIT_CPU,
-           "file_size": resource.RLIMIT_FSIZE}
 
 
 class KernelSession(Session):
-    """A `Session` whose statements and calls run in an IPython kernel."""
-
-    isolation_note = ("a real Jupyter kernel in its own process group and empty folder, with "
-                      "resource limits; no namespaces (use the fast engine for isolation)")
+    """A `Session` whose statements and calls run in an IPython kernel, confined like the
+    fast engine's worker: the kernel is started by `worker.kernel_main` in the same
+    namespaces, private root, user and cgroup, and talks over unix sockets in a folder that
+    is the only writable place it shares with the grader."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.isolation = self.isolation_note
         self._client: NotebookClient | None = None
         self._executed = 0
 
@@ -54,31 +56,41 @@ class KernelSession(Session):
 
     def _start_worker(self) -> None:
         home = self._ensure_home()
+        shared = home / "kernel"  # connection file, sockets, request and reply files
+        shared.mkdir(exist_ok=True)
         env = isolation.environment(home)
-        env["PYTHONPATH"] = str(isolation.PACKAGE_PARENT)
-        env["GRADER_SANDBOX"] = "1"
         env["MALLOC_ARENA_MAX"] = "2"  # one 64 MiB arena per thread would eat the memory limit
-        client = NotebookClient(new_notebook(), timeout=self.limits.cell_timeout, log=_QUIET,
-                                allow_errors=True, interrupt_on_timeout=True,
-                                kernel_name="python3", startup_timeout=60,
-                                resources={"metadata": {"path": str(home)}})
-        client.km = client.create_kernel_manager()
-        client.km.transport = "ipc"  # unix sockets in the work folder, not TCP
-        client.km.ip = str(home / "kernel")
-        client.start_new_kernel(cwd=str(home), env=env, stdin=_devnull(), stderr=_devnull())
-        client.start_new_kernel_client()
+        limits = self._rlimits()
+        limits["memory"] += KERNEL_OVERHEAD  # the kernel's own threads reserve address space
+        limits["processes"] += KERNEL_THREADS  # and count as processes
+        env["GRADER_LIMITS"] = json.dumps(limits)
+        confinement = self._confinement(writable=(shared,))
+        if confinement is not None:
+            env["GRADER_CONFINE"] = json.dumps(confinement)
+        specs = home / "kernels"
+        (specs / SPEC).mkdir(parents=True, exist_ok=True)
+        (specs / SPEC / "kernel.json").write_text(json.dumps({
+            "argv": [*isolation.command(self.offer, "kernel_main"), "-f", "{connection_file}"],
+            "display_name": "attention-grader (confined)", "language": "python"}))
+        manager = AsyncKernelManager(kernel_name=SPEC, transport="ipc", ip=str(shared / "socket"),
+                                connection_file=str(shared / "connection.json"),
+                                kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(specs)]))
+        client = NotebookClient(new_notebook(), km=manager, timeout=self.limits.cell_timeout,
+                                log=_QUIET, allow_errors=True, interrupt_on_timeout=True,
+                                startup_timeout=60, resources={"metadata": {"path": str(home)}})
         self._client = client
-        pid = self._kernel_pid()
-        for key, amount in self.limits.rlimits().items():
-            if key == "memory":
-                amount += KERNEL_OVERHEAD  # the kernel's own threads reserve address space
-            if key in _LIMITS and pid:
-                resource.prlimit(pid, _LIMITS[key], (amount, amount))
+        try:
+            client.start_new_kernel(cwd=str(home), env=env, stdin=_devnull(),
+                                    stderr=_devnull())
+            client.start_new_kernel_client()
+        except Exception as exc:  # it died at once: it could not be confined, or not start
+            self._stop_worker()
+            raise SandboxError(f"the Jupyter kernel did not start ({type(exc).__name__}: "
+                               f"{exc}); run `grade doctor`") from None
         self._executed = 0
         reply, _ = self._request({"op": "hello", "preload": list(self.preload),
                                   "watch": list(self.watch), "shell": False}, None, 60.0)
-        if reply.get("status") != "ok":
-            raise WorkerLost(Status.CRASHED, "the kernel did not start")
+        self._accept(reply, confinement is not None)
 
     def _ensure_home(self) -> Path:
         if self._home is None:
@@ -86,11 +98,6 @@ class KernelSession(Session):
 
             self._home = Path(tempfile.mkdtemp(prefix="grader-kernel-"))
         return self._home
-
-    def _kernel_pid(self) -> int | None:
-        manager = self._client.km if self._client else None
-        provisioner = manager.provisioner if manager else None
-        return getattr(provisioner, "pid", None)
 
     def _stop_worker(self) -> None:
         client, self._client = self._client, None
@@ -135,8 +142,8 @@ class KernelSession(Session):
 
     def _request(self, header: dict[str, Any], value: Any,
                  timeout: float) -> tuple[dict[str, Any], Any]:
-        home = self._ensure_home()
-        request, reply = home / "grader-request.bin", home / "grader-reply.bin"
+        shared = self._ensure_home() / "kernel"
+        request, reply = shared / "grader-request.bin", shared / "grader-reply.bin"
         nonce = secrets.token_hex(8)
         request.write_bytes(protocol.pack(dict(header, id=nonce), value))
         reply.unlink(missing_ok=True)
@@ -186,13 +193,21 @@ class KernelSession(Session):
 
 
 def _statement_source(cell: Cell, index: int) -> str:
-    """The source of one top-level statement, padded so that line numbers stay the cell's."""
+    """The source of exactly one top-level statement (`a = 1; b = 2` is two), padded with
+    newlines so that line numbers stay the cell's."""
     import ast
 
     node = ast.parse(cell.source).body[index]
-    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-    lines = cell.source.splitlines()[first - 1:node.end_lineno]
-    return "\n" * (first - 1) + "\n".join(lines)
+    decorators = getattr(node, "decorator_list", [])
+    start = decorators[0] if decorators else node
+    first, last = start.lineno, node.end_lineno or node.lineno
+    lines = [line.encode() for line in cell.source.splitlines()[first - 1:last]]
+    # Offsets count UTF-8 bytes; a decorator's own offset leaves out its "@".
+    begin = (lines[0].rindex(b"@", 0, start.col_offset) if decorators
+             else start.col_offset)
+    lines[-1] = lines[-1][:node.end_col_offset]
+    lines[0] = lines[0][begin:]
+    return "\n" * (first - 1) + b"\n".join(lines).decode()
 
 
 def _error(outputs: list[Any]) -> str:

@@ -113,7 +113,7 @@ class Session:
             # The reader closes the output pipe itself once every writer is gone.
             self._reader.join(timeout=2)
 
-    def _confinement(self) -> dict[str, Any] | None:
+    def _confinement(self, writable: tuple[Path, ...] = ()) -> dict[str, Any] | None:
         """The plan of the worker's confinement, making its lease and cgroup the first time."""
         if not self.offer.namespaces:
             return None
@@ -128,7 +128,7 @@ class Session:
                                    f"{self.offer.cgroups.parent} ({exc}); run `grade "
                                    "doctor`") from None
         return isolation.plan(self._home, self.limits.file_size_mb << 22,
-                              self._lease.uid if self._lease else None, self._cgroup)
+                              self._lease.uid if self._lease else None, self._cgroup, writable)
 
     def _rlimits(self) -> dict[str, int]:
         limits = self.limits.rlimits()
@@ -167,17 +167,22 @@ class Session:
             self._stop_worker()
             raise SandboxError(f"the sandbox worker did not start ({lost.message}); run "
                                "`grade doctor` to see what this machine allows") from None
-        if reply.get("status") != "ok" or (confinement and not reply.get("confinement")):
+        self._accept(reply, confinement is not None)
+
+    def _accept(self, hello: dict[str, Any], confined: bool) -> None:
+        """Check the worker's answer to `hello`: a worker confined less than planned is
+        refused. Then say how strongly the student's code is isolated."""
+        if hello.get("status") != "ok" or (confined and not hello.get("confinement")):
             self._stop_worker()
             raise SandboxError(
                 "refusing to grade: the worker could not be confined as this machine allowed "
-                f"at start ({reply.get('confine_error') or reply.get('status')}); run "
+                f"at start ({hello.get('confine_error') or hello.get('status')}); run "
                 "`grade doctor`")
         memory = (f"a memory cgroup of {self.limits.memory_mb} MiB for the whole submission"
                   if self._cgroup else
                   f"at most {self._rlimits()['processes']} processes of "
                   f"{self.limits.memory_mb} MiB each (no memory cgroup here)")
-        self.isolation = isolation.describe(self.offer, str(reply.get("confinement") or ""),
+        self.isolation = isolation.describe(self.offer, str(hello.get("confinement") or ""),
                                             memory)
 
     def _drain(self, fd: int) -> None:

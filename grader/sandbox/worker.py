@@ -310,31 +310,50 @@ def _flush() -> None:
             pass
 
 
+def _confine() -> str:
+    """Apply the limits and the confinement the grader planned; the error, or "" if none."""
+    global CONFINEMENT, CONFINE_ERROR
+    os.environ[SANDBOX_ENV] = "1"
+    import json
+
+    processes.apply_limits(json.loads(os.environ.pop("GRADER_LIMITS", "{}")))
+    plan = os.environ.pop("GRADER_CONFINE", "")
+    if not plan:
+        return ""
+    from grader.sandbox.confine import WORK, ConfineError, confine
+
+    try:
+        CONFINEMENT = confine(json.loads(plan))
+        os.environ.update(HOME=WORK, TMPDIR=WORK, MPLCONFIGDIR=WORK)
+    except (ConfineError, OSError) as exc:
+        CONFINE_ERROR = str(exc) or type(exc).__name__
+    return CONFINE_ERROR
+
+
 def main() -> None:
     """Entry point: take the protocol off fds 0 and 1, then serve requests."""
     in_fd, out_fd = os.dup(0), os.dup(1)  # dup() makes them non-inheritable
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)  # the student reads an empty standard input
     os.dup2(2, 1)  # and writes stdout and stderr to the capped output channel
-    os.environ[SANDBOX_ENV] = "1"
-    import json
-
-    processes.apply_limits(json.loads(os.environ.pop("GRADER_LIMITS", "{}")))
-    plan = os.environ.pop("GRADER_CONFINE", "")
-    if plan:
-        from grader.sandbox.confine import WORK, ConfineError, confine
-
-        global CONFINEMENT, CONFINE_ERROR
-        try:
-            CONFINEMENT = confine(json.loads(plan))
-            os.environ.update(HOME=WORK, TMPDIR=WORK, MPLCONFIGDIR=WORK)
-        except (ConfineError, OSError) as exc:
-            # The grader refuses to go on (it asked for a confinement it did not get); no
-            # request but `hello` is answered, so no student code runs unconfined.
-            CONFINE_ERROR = str(exc) or type(exc).__name__
-            _refuse(in_fd, out_fd)
-            return
+    if _confine():
+        # The grader asked for a confinement it did not get: it refuses to go on, and no
+        # request but `hello` is answered, so no student code runs unconfined.
+        _refuse(in_fd, out_fd)
+        return
     Worker().serve(in_fd, out_fd)
+
+
+def kernel_main() -> None:
+    """Entry point of `--engine kernel`: confined exactly as `main`, then an IPython kernel
+    (arguments: -f CONNECTION_FILE). A kernel that cannot be confined never starts."""
+    error = _confine()
+    if error:
+        print(f"[grader] refusing to start the kernel unconfined: {error}", file=sys.stderr)
+        os._exit(3)
+    from ipykernel.kernelapp import launch_new_instance
+
+    launch_new_instance(argv=[arg for arg in sys.argv[1:] if arg != "-c"])
 
 
 def _refuse(in_fd: int, out_fd: int) -> None:
