@@ -189,6 +189,14 @@ def _cmd_gradescope(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
+    from grader import doctor
+
+    found = doctor.findings()
+    out.write(doctor.render(found))
+    return 0 if doctor.confined(found) else 1
+
+
 def _add_limits(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=Limits.cell_timeout, metavar="S",
                         help="seconds per top-level statement of a cell (default %(default)s)")
@@ -284,6 +292,10 @@ def build_parser() -> argparse.ArgumentParser:
                                 "before handing in (exit 1 unless all pass)")
     _add_grading_options(check)
     check.set_defaults(handler=_cmd_check)
+
+    doctor = commands.add_parser("doctor", help="say how this machine isolates student code, "
+                                 "why, and what to change (exit 1 when it is not confined)")
+    doctor.set_defaults(handler=_cmd_doctor)
 
     refs = commands.add_parser("references", help="rebuild or verify the stored reference outputs")
     refs.add_argument("action", choices=["build", "verify"])

@@ -10,6 +10,7 @@ What is passed over is said, with the reason, so that nothing disappears silentl
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterator, Sequence
@@ -104,10 +105,14 @@ def named(paths: Sequence[str]) -> Found:
     return Found(tuple(files), tuple(refused))
 
 
-def read_bytes(path: Path) -> bytes:
-    """A submission's bytes, never through a symbolic link (OSError otherwise)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+def read_bytes(path: Path, max_bytes: int | None = None) -> bytes:
+    """A submission's bytes, never through a symbolic link, from a regular file only (not a
+    FIFO or a device), and never more than `max_bytes`: OSError otherwise."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     with os.fdopen(fd, "rb") as stream:
-        if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
-            raise OSError(0, "not a regular file")
-        return stream.read()
+        info = os.fstat(stream.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise OSError(errno.EFBIG, f"larger than {max_bytes} bytes")
+        return stream.read(max_bytes if max_bytes is not None else -1)

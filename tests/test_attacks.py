@@ -546,3 +546,36 @@ print("CHILD", child.pid)
     assert report["solutions"] == report["git"] == "FileNotFoundError"
     assert "CHILD" in result.output  # the escaped child was started, and died with the kernel
     assert survivors(before) == []
+
+
+def test_a_huge_integer_is_a_wrong_answer_not_a_grader_failure(tmp_path):
+    result = grade(tmp_path, "def softmax(x):\n    return 10 ** 400\n")
+    assert (result.status, result.grader_failed, result.score) == (Status.GRADED, False,
+                                                                   HONEST_SCORE)
+    softmax = next(e for e in result.exercises if e.name == "softmax")
+    assert softmax.checks[0].message == ("returned a Python int too large for 64 bits, which "
+                                         "is not an array of numbers")
+
+
+def test_a_fifo_or_a_device_is_never_read_as_a_submission(tmp_path):
+    fifo = tmp_path / "fifo_udl_attention.ipynb"
+    os.mkfifo(fifo)
+    (tmp_path / "zero_udl_attention.ipynb").symlink_to("/dev/zero")
+    for name in ("fifo_udl_attention.ipynb", "zero_udl_attention.ipynb"):
+        out = io.StringIO()
+        started = time.monotonic()
+        code = cli.run(["run", str(tmp_path / name)], out, io.StringIO())
+        assert code == 1 and time.monotonic() - started < 30
+        assert "could not be graded" in out.getvalue() or "cannot be read" in out.getvalue() \
+            or "symbolic link" in out.getvalue()
+
+
+def test_uid_leases_refuse_a_folder_prepared_by_someone_else(tmp_path, monkeypatch):
+    if os.geteuid() != 0:
+        pytest.skip("leases are taken as root")
+    trap = tmp_path / "leases"
+    trap.mkdir(mode=0o777)
+    trap.chmod(0o777)
+    monkeypatch.setattr(isolation, "LEASES", trap)
+    with pytest.raises(OSError, match="is not a private folder of this user"):
+        isolation.UidLease()

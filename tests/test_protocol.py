@@ -68,7 +68,7 @@ def test_pickled_arrays_are_refused():
     (_frame({"value": {"$a": 3}}, []), "array reference out of range"),
     (_frame({"value": {"$zz": 1}}, []), "unknown tag"),
     (_frame({"value": [1, 2]}, []), "bare list"),
-    (io.BytesIO(protocol.LENGTH.pack(5) + b"nope!"), "header is not JSON"),
+    (io.BytesIO(protocol.LENGTH.pack(5) + b"nope!"), "header is not usable JSON"),
     (io.BytesIO(protocol.LENGTH.pack(1 << 30)), "over the 1048576 byte limit"),
 ])
 def test_malformed_frames_are_refused(frame, message):
@@ -85,3 +85,26 @@ def test_truncated_frame_is_end_of_file():
     data = protocol.pack({"op": "x"}, np.zeros(10))
     with pytest.raises(EOFError):
         protocol.unpack(io.BytesIO(data[:-5]), 1 << 20)
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ({"$l": [{"$a": 0}] * 2}, "array reference out of range or repeated"),
+    (10 ** 30, "integer out of the 64-bit range"),
+    ({"$l": [{"$l": [{"$l": [{"$l": [{"$l": [{"$l": [{"$l": [{"$l": [{"$l": [1]}]}]}]}]}]}]}]}]},
+     "nested too deeply"),
+    ({"$l": list(range(5000))}, "too large"),
+])
+def test_a_forged_frame_cannot_make_the_grader_copy_or_recurse(value, problem):
+    # A worker's student code can write any frame: it must not cost the grader memory or crash.
+    blob = protocol._array_bytes(np.arange(8.0))
+    header = json.dumps({"status": "ok", "value": value, "blobs": [len(blob)]}).encode()
+    frame = protocol.LENGTH.pack(len(header)) + header + blob
+    with pytest.raises(protocol.ProtocolError, match=problem):
+        protocol.unpack(io.BytesIO(frame), 1 << 20)
+
+
+def test_a_header_nested_past_the_parser_is_a_protocol_error():
+    header = b'{"value": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    frame = protocol.LENGTH.pack(len(header)) + header
+    with pytest.raises(protocol.ProtocolError, match="RecursionError"):
+        protocol.unpack(io.BytesIO(frame), 1 << 20)

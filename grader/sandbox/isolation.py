@@ -20,6 +20,7 @@ import fcntl
 import os
 import random
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -55,7 +56,9 @@ ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/l
 SANDBOX_UIDS = range(2_000_000, 3_000_000)
 # Without a memory cgroup, the submission's memory is bounded by processes x --memory-mb.
 FALLBACK_PROCESSES = 12
-LEASES = Path(tempfile.gettempdir()) / "attention-grader-uids"
+# Root's own folder where there is one; checked to be private either way.
+LEASES = (Path("/run/attention-grader-uids") if os.access("/run", os.W_OK)
+          else Path(tempfile.gettempdir()) / "attention-grader-uids")
 
 
 @dataclass(frozen=True)
@@ -196,10 +199,11 @@ class UidLease:
     """
 
     def __init__(self) -> None:
-        LEASES.mkdir(mode=0o700, exist_ok=True)
+        _private_folder(LEASES)
         for _attempt in range(64):
             uid = random.choice(SANDBOX_UIDS)
-            fd = os.open(LEASES / str(uid), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fd = os.open(LEASES / str(uid),
+                         os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -214,6 +218,19 @@ class UidLease:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+
+def _private_folder(path: Path) -> None:
+    """Make `path` a folder only we can write, or refuse one that someone else prepared."""
+    try:
+        path.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    info = os.lstat(path)
+    if (not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid()
+            or info.st_mode & 0o077):
+        raise OSError(f"{path} is not a private folder of this user (owner {info.st_uid}, "
+                      f"mode {stat.filemode(info.st_mode)}); remove it")
 
 
 def _descendants(pid: int) -> Iterator[int]:

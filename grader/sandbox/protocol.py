@@ -20,6 +20,9 @@ import numpy as np
 LENGTH = struct.Struct("!I")
 MAX_HEADER = 1 << 20
 NUMERIC_KINDS = "biufc"
+MAX_DEPTH = 8
+MAX_NODES = 4096
+INT64 = 1 << 63
 
 
 class ProtocolError(Exception):
@@ -32,6 +35,8 @@ def encode(value: Any, arrays: list[np.ndarray]) -> Any:
     Anything that is not numeric data becomes {"$u": type name}, so the receiver can say what
     was returned instead of trusting the object.
     """
+    if type(value) is int and not -INT64 <= value < INT64:
+        return {"$u": "Python int too large for 64 bits"}
     if value is None or type(value) in (bool, int, float, str):
         if type(value) is float and not np.isfinite(value):
             arrays.append(np.array(value))
@@ -53,7 +58,22 @@ def encode(value: Any, arrays: list[np.ndarray]) -> Any:
 
 
 def decode(tree: Any, arrays: list[np.ndarray]) -> Any:
-    """Rebuild a value encoded by `encode`; unsupported objects become `Unsupported`."""
+    """Rebuild a value encoded by `encode`; unsupported objects become `Unsupported`.
+
+    A frame comes from student code, so its shape is bounded: at most `MAX_DEPTH` levels and
+    `MAX_NODES` values, integers that fit in 64 bits, and each array used once (a header that
+    named one array a thousand times would make a thousand copies of it in the grader).
+    """
+    return _decode(tree, arrays, set(), [MAX_NODES], 0)
+
+
+def _decode(tree: Any, arrays: list[np.ndarray], used: set[int], budget: list[int],
+            depth: int) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0 or depth > MAX_DEPTH:
+        raise ProtocolError("value nested too deeply or too large in a message")
+    if isinstance(tree, int) and not isinstance(tree, bool) and not -INT64 <= tree < INT64:
+        raise ProtocolError("integer out of the 64-bit range in a message")
     if tree is None or isinstance(tree, (bool, int, float, str)):
         return tree
     if isinstance(tree, list):
@@ -62,18 +82,20 @@ def decode(tree: Any, arrays: list[np.ndarray]) -> Any:
         raise ProtocolError("malformed value in a message")
     (tag, body), = tree.items()
     if tag == "$a":
-        if not isinstance(body, int) or not 0 <= body < len(arrays):
-            raise ProtocolError("array reference out of range")
+        if not isinstance(body, int) or not 0 <= body < len(arrays) or body in used:
+            raise ProtocolError("array reference out of range or repeated")
+        used.add(body)
         return arrays[body]
     if tag in ("$t", "$l"):
         if not isinstance(body, list):
             raise ProtocolError("malformed sequence in a message")
-        items = [decode(item, arrays) for item in body]
+        items = [_decode(item, arrays, used, budget, depth + 1) for item in body]
         return tuple(items) if tag == "$t" else items
     if tag == "$d":
         if not isinstance(body, dict):
             raise ProtocolError("malformed mapping in a message")
-        return {str(key): decode(item, arrays) for key, item in body.items()}
+        return {str(key): _decode(item, arrays, used, budget, depth + 1)
+                for key, item in body.items()}
     if tag == "$u":
         return Unsupported(str(body)[:200])
     raise ProtocolError(f"unknown tag {tag!r} in a message")
@@ -123,8 +145,8 @@ def unpack(stream: BinaryIO, max_bytes: int) -> tuple[dict[str, Any], Any]:
         raise ProtocolError(f"header of {size} bytes is over the {MAX_HEADER} byte limit")
     try:
         header = json.loads(_read_exactly(stream, size))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ProtocolError(f"header is not JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # not JSON, too deep, a 5,000-digit number
+        raise ProtocolError(f"header is not usable JSON: {type(exc).__name__}") from None
     if not isinstance(header, dict):
         raise ProtocolError("header is not an object")
     sizes = header.pop("blobs", [])

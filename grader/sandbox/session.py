@@ -49,10 +49,12 @@ class CallOutcome:
 class WorkerLost(Exception):
     """The worker died, hung past its deadline, or sent something that is not a frame."""
 
-    def __init__(self, status: Status, message: str) -> None:
+    def __init__(self, status: Status, message: str, in_sync: bool = False) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.in_sync = in_sync
+        """A whole frame was read: the worker is alive and the channel still usable."""
 
 
 class Session:
@@ -119,7 +121,10 @@ class Session:
             return None
         assert self._home is not None
         if self.offer.root and self._lease is None:
-            self._lease = isolation.UidLease()
+            try:
+                self._lease = isolation.UidLease()
+            except OSError as exc:
+                raise SandboxError(f"cannot lease a user id for the worker ({exc})") from None
         if self.offer.cgroups is not None and self._cgroup is None:
             try:
                 self._cgroup = cgroups.create(self.offer.cgroups, self.limits.memory_mb << 20)
@@ -372,7 +377,10 @@ class Session:
                 self._ensure_worker()
                 reply, value = self._request(header, {"args": list(args), "init": init},
                                              self.limits.call_timeout + GRACE_S + 1)
-            except WorkerLost:
+            except WorkerLost as lost:
+                if lost.in_sync:  # the call answered, with data that is not numbers
+                    return CallOutcome(Status.ERROR, message=lost.message.replace(
+                        "the worker sent", "the call returned"))
                 self._restart()
                 continue
             return _outcome(reply, value, self.limits.call_timeout)
@@ -388,7 +396,12 @@ def decode_reply(frame: bytes) -> tuple[dict[str, Any], Any]:
     try:
         header, value = protocol.unpack(io.BytesIO(frame), MAX_REPLY_BYTES)
     except (protocol.ProtocolError, EOFError) as exc:
-        raise WorkerLost(Status.CRASHED, f"the worker sent malformed data ({exc})") from None
+        raise WorkerLost(Status.CRASHED, f"the worker sent malformed data ({exc})",
+                         in_sync=True) from None
+    except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        # Student code controls these bytes: whatever fails to decode is its failure.
+        raise WorkerLost(Status.CRASHED, "the worker sent data the grader cannot decode "
+                         f"({type(exc).__name__})", in_sync=True) from None
     # Every string the student's code wrote (exception messages) is made safe here, once.
     return text.clean_tree(header), value  # type: ignore[return-value]
 
