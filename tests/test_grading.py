@@ -197,6 +197,7 @@ def test_both_engines_give_the_whole_corpus_the_same_scores():
 
 
 def test_kernel_engine_is_confined_like_the_fast_one():
-    kernel, fast = grade("udl_attention/vectorised.py", KERNEL), grade("udl_attention/vectorised.py")
+    relative = "udl_attention/vectorised.py"
+    kernel, fast = grade(relative, KERNEL), grade(relative)
     assert kernel.score == fast.score == 10.0
     assert kernel.isolation == fast.isolation
