@@ -205,3 +205,72 @@ def test_a_terminal_gets_a_progress_bar_with_count_rate_and_time_left(tmp_path):
     text = screen.getvalue()
     assert "grading" in text and "2/2" in text and "/s" in text
     assert "[1/2]" not in text  # no plain lines on a terminal
+
+
+def _class(tmp_path: Path) -> Path:
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    for student in ("alice", "bob"):
+        shutil.copy(CORPUS / "vectorised.py", folder / f"{student}_udl_attention.py")
+    return folder
+
+
+def _batch(folder: Path, out: Path) -> tuple[int, str, str]:
+    stdout, stderr = io.StringIO(), io.StringIO()
+    code = cli.run(["batch", str(folder), "--assignment", "udl_attention", "--out", str(out),
+                    "--jobs", "2"], stdout, stderr)
+    return code, stdout.getvalue(), stderr.getvalue()
+
+
+def test_missing_references_stop_the_batch_before_any_grading(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADER_REFERENCES", str(tmp_path / "nowhere"))
+    out = tmp_path / "graded"
+    code, stdout, stderr = _batch(_class(tmp_path), out)
+    assert (code, stdout) == (1, "")
+    assert stderr == (f"grade: error: {tmp_path / 'nowhere' / 'udl_attention.npz'}: no "
+                      "references for udl_attention; run `grade references build "
+                      "udl_attention`\n")
+    assert not (out / FILENAME).exists() or Gradebook(out).rows() == []
+
+
+def test_stale_references_stop_the_batch_before_any_grading(tmp_path, monkeypatch):
+    solutions = tmp_path / "solutions"
+    shutil.copytree(ROOT / "solutions", solutions)
+    solution = solutions / "udl_attention.py"
+    solution.write_text(solution.read_text() + "\n# edited after the references were built\n")
+    monkeypatch.setenv("GRADER_SOLUTIONS", str(solutions))
+    code, stdout, stderr = _batch(_class(tmp_path), tmp_path / "graded")
+    assert (code, stdout) == (1, "")
+    assert stderr == (f"grade: error: {solutions / 'references' / 'udl_attention.npz'}: stale, "
+                      f"built from another version of {solution}; run `grade references "
+                      "build udl_attention`\n")
+
+
+def test_rows_where_the_grader_failed_are_graded_again(tmp_path, monkeypatch):
+    folder, out = _class(tmp_path), tmp_path / "graded"
+    real = grading.grade
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the grader's own bug")
+
+    monkeypatch.setattr(grading, "grade", broken)
+    code, stdout, _ = _batch(folder, out)
+    assert code == 1 and "graded 2, skipped 0 already in the gradebook, 2 could not be " \
+        "graded" in stdout
+    assert [row.status for row in Gradebook(out).rows()] == ["error", "error"]
+    monkeypatch.setattr(grading, "grade", real)
+    code, stdout, _ = _batch(folder, out)
+    assert code == 0 and "graded 2, skipped 0 already in the gradebook, 0 could not be " \
+        "graded" in stdout
+    assert [(row.status, row.score) for row in Gradebook(out).rows()] == [("graded", 10.0)] * 2
+    code, stdout, _ = _batch(folder, out)  # graded rows stay graded
+    assert "graded 0, skipped 2 already in the gradebook" in stdout
+
+
+def test_a_submission_that_cannot_be_read_is_not_graded_again(tmp_path):
+    folder, out = tmp_path / "submissions", tmp_path / "graded"
+    folder.mkdir()
+    (folder / "carol_udl_attention.ipynb").write_text("{ not json")
+    _batch(folder, out)
+    code, stdout, _ = _batch(folder, out)
+    assert "graded 0, skipped 1 already in the gradebook" in stdout
