@@ -2,6 +2,10 @@
 
 Pure functions of arrays: no file system, no processes. The order of the checks is the order
 in which a student should fix things: the type, then the shape, then NaN and inf, then values.
+
+A hidden case's message says only what the student's own output shows (its type, its shape,
+that it contains NaN) and that its values differ: no count, difference, index or tolerance, so
+that probing submissions learn nothing about the expected values beyond pass or fail.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from grader.sandbox.protocol import Unsupported
 
 MAX_VIEW_SIDE = 40
 TABLE_ROWS = 5
+HIDDEN_VALUES = "values differ from the expected ones (hidden case: details are not shown)"
+HIDDEN_NAN = "contains NaN (an overflow in exp()?)"
 
 
 @dataclass(frozen=True)
@@ -80,8 +86,14 @@ def shape_problem(obtained: np.ndarray, expected: np.ndarray) -> str:
     return message
 
 
-def non_finite_problem(obtained: np.ndarray, expected: np.ndarray) -> str:
-    """Say where NaN or inf appear that the reference does not have."""
+def non_finite_problem(obtained: np.ndarray, expected: np.ndarray, reveal: bool = True) -> str:
+    """Say where NaN or inf appear that the reference does not have.
+
+    Without `reveal`, only whether the output contains NaN, which the reference never does
+    (NaN is never close to anything): where the reference is infinite is not said.
+    """
+    if not reveal:
+        return HIDDEN_NAN if np.isnan(obtained).any() else ""
     parts = []
     nan = np.isnan(obtained) & ~np.isnan(expected)
     if nan.any():
@@ -96,19 +108,22 @@ def non_finite_problem(obtained: np.ndarray, expected: np.ndarray) -> str:
 
 def value_problem(obtained: np.ndarray, expected: np.ndarray, rtol: float, atol: float,
                   reveal: bool) -> tuple[str, np.ndarray]:
-    """pytest-approx style report of mismatched values, and the mismatch mask."""
+    """pytest-approx style report of mismatched values, and the mismatch mask.
+
+    Without `reveal`, one sentence that gives nothing away (see the module's docstring).
+    """
     with np.errstate(invalid="ignore", over="ignore"):
         close = np.isclose(obtained, expected, rtol=rtol, atol=atol)
         mismatched = ~close
         count = int(mismatched.sum())
         if count == 0:
             return "", mismatched
+        if not reveal:
+            return HIDDEN_VALUES, mismatched
         both_finite = np.isfinite(obtained) & np.isfinite(expected) & mismatched
         diff = np.abs(obtained - expected)
         lines = [f"values differ (rtol={rtol:g}, atol={atol:g})",
                  f"Mismatched elements: {count} / {expected.size}"]
-        if not reveal:
-            return "\n".join(lines), mismatched
         if both_finite.any():
             finite_diff = np.where(both_finite, diff, 0.0)
             relative = np.where(both_finite & (expected != 0),
@@ -157,7 +172,7 @@ def compare(value: Any, expected: tuple[np.ndarray, ...], names: tuple[str, ...]
             problems.append(prefix + shape_problem(obtained, reference))
             continue
         text, mismatched = value_problem(obtained, reference, rtol, atol, reveal)
-        special = non_finite_problem(obtained, reference)
+        special = non_finite_problem(obtained, reference, reveal)
         if text:
             problems.append(prefix + (special + "\n" if special else "") + text)
             view = _view(name, obtained, reference, mismatched) if reveal else None

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from grader import compare, diagnose, loading, references, registry, scoring
+from grader import compare, diagnose, loading, references, registry, scoring, submissions
 from grader.errors import GraderError, SpecError, SubmissionError, UsageError
 from grader.model import (
     Assignment,
@@ -54,14 +54,19 @@ def failed_result(assignment: Assignment, submission: str, error: str,
                   error=error, **fields)  # type: ignore[arg-type]
 
 
-def infer_assignment(path: Path, explicit: str | None = None) -> str | None:
-    """The assignment of a submission: explicit, else notebook metadata, else its file name."""
+def infer_assignment(path: Path, explicit: str | None = None,
+                     limits: Limits | None = None) -> str | None:
+    """The assignment of a submission: explicit, else notebook metadata, else its file name.
+
+    The notebook is read as loading reads it: never through a link, never past the size limit.
+    """
     if explicit:
         return explicit
     if path.suffix == ".ipynb":
+        limit = int((limits or Limits()).submission_mb * (1 << 20))
         try:
             name = loading.metadata_assignment(
-                json.loads(path.read_text(encoding="utf-8")).get("metadata"))
+                json.loads(submissions.read_bytes(path, limit)).get("metadata"))
             if name in registry.assignments():
                 return name
         except (OSError, ValueError, AttributeError, RecursionError):
@@ -97,7 +102,7 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None,
         stored = ready(assignment, options)
     started = time.monotonic()
     try:
-        submission = loading.load(path)
+        submission = loading.load(path, options.limits)
     except SubmissionError as exc:
         return failed_result(assignment, str(path), exc.message, time.monotonic() - started,
                              public_only=options.public_only)

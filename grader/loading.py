@@ -1,7 +1,11 @@
 """Loading a submission: a notebook or module file becomes a `Submission` of Python cells.
 
 Nothing here runs student code. IPython syntax is turned into Python with IPython's own
-transformer, and top-level shell escapes and unsupported magics are marked to be skipped.
+transforms, and top-level shell escapes and unsupported magics are marked to be skipped.
+
+Loading is linear in the size of the file: the sizes are checked before anything is parsed,
+no regular expression can backtrack across lines, and IPython's transforms are driven in one
+pass instead of by IPython's loop, which tokenizes the whole cell again after each magic.
 """
 
 from __future__ import annotations
@@ -10,11 +14,16 @@ import ast
 import hashlib
 import json
 import re
+import tokenize
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+from grader import submissions
 from grader.errors import SubmissionError
 from grader.model import Cell, Statement, Submission
+from grader.sandbox.limits import Limits, cap
 
 RESAVE = "re-save it from Jupyter (File > Save) and hand it in again"
 # Magics that do nothing harmful, or whose statement the worker runs itself (see worker.Shell).
@@ -22,17 +31,46 @@ RUNNABLE_MAGICS = frozenset({
     "matplotlib", "config", "load_ext", "reload_ext", "autoreload", "precision", "xmode",
     "time", "timeit", "capture", "who", "whos", "pprint", "aimport", "autosave", "notebook",
 })
-_AUTOMAGIC = re.compile(r"^(\s*)((?:pip|conda|mamba)\s+install\b)", re.MULTILINE)
+# Linear: an attempt starts only at a line start, and [ \t] cannot match a line break, so no
+# attempt leaves its line (`\s*` could, and made 60 KB of blank lines cost 25 s).
+_AUTOMAGIC = re.compile(r"^([ \t]*)((?:pip|conda|mamba)[ \t]+install\b)", re.MULTILINE)
+# IPython's `obj?` pattern backtracks quadratically; no real help target is this long.
+HELP_CHARS = 200
+# About IPython's own limit (it raises after 500 rounds); a course notebook has a few a cell.
+MAX_TRANSFORMS = 500
+# Characters the tokenizer may read per character of a cell, while transforming it.
+TOKENIZE_FACTOR = 2
+MB = 1 << 20
 
 
-def load(path: Path) -> Submission:
-    """Read a `.ipynb` or `.py` file; raise SubmissionError naming the file and the fix."""
+def megabytes(size: int, limit_mb: float) -> str:
+    """A size in MB, precise enough to be seen to be over `limit_mb`."""
+    text = f"{size / MB:.1f}"
+    return f"{text} MB" if float(text) > limit_mb else f"{size:,} bytes"
+
+
+def load(path: Path, limits: Limits | None = None) -> Submission:
+    """Read a `.ipynb` or `.py` file; raise SubmissionError naming the file and the fix.
+
+    The size of the file, the code of each cell and of all cells, and the number of code
+    cells are checked against `limits` before any cell is parsed, the number of statements
+    after; outputs stored in a notebook count only towards the size of the file.
+    """
+    limits = limits or Limits()
     name = str(path)
+    if path.is_symlink():
+        raise SubmissionError.unreadable(name, submissions.LINK, "hand in the file itself")
     if path.is_dir():
         raise SubmissionError.unreadable(name, "is a folder, not a file",
                                          "name the notebook or module inside it")
     try:
-        data = path.read_bytes()
+        size = path.stat().st_size
+        if size > limits.submission_mb * MB:
+            raise SubmissionError.unreadable(
+                name, f"is {megabytes(size, limits.submission_mb)}, over the "
+                f"{limits.submission_mb:g} MB limit for a submission file (--max-submission-mb)",
+                "clear the outputs (Cell > All Output > Clear) and hand it in again")
+        data = submissions.read_bytes(path)
     except OSError as exc:
         raise SubmissionError.unreadable(name, f"cannot be read ({exc.strerror})",
                                          "check that the file exists and is readable") from None
@@ -47,16 +85,56 @@ def load(path: Path) -> Submission:
         raise SubmissionError.unreadable(
             name, f"is not UTF-8 text (byte {exc.start})", "save it as UTF-8") from None
     if path.suffix == ".py":
-        return Submission(name, "module", (prepare_cell(1, text, automagic=False),),
-                          sha256=sha)
+        check_code(name, [(1, text)], limits, module=True)
+        module = (prepare_cell(1, text, automagic=False),)
+        check_statements(name, module, limits)
+        return Submission(name, "module", module, sha256=sha)
     if path.suffix != ".ipynb":
         raise SubmissionError.unreadable(name, f"has the extension {path.suffix!r}",
                                          "hand in a .ipynb notebook or a .py module")
-    cells, hint = _notebook_cells(name, text)
+    sources, hint = _notebook_sources(name, text)
+    check_code(name, sources, limits)
+    cells = tuple(prepare_cell(position, source) for position, source in sources)
+    check_statements(name, cells, limits)
     return Submission(name, "notebook", cells, assignment_hint=hint, sha256=sha)
 
 
-def _notebook_cells(name: str, text: str) -> tuple[tuple[Cell, ...], str | None]:
+def check_code(name: str, sources: list[tuple[int, str]], limits: Limits,
+               module: bool = False) -> None:
+    """Refuse more code cells, or more code in a cell or in all, than `limits` allow."""
+    if len(sources) > limits.code_cells:
+        raise SubmissionError.unreadable(
+            name, f"has {len(sources):,} code cells, over the limit of {limits.code_cells:,} "
+            "(--max-code-cells)", "merge or delete scratch cells and hand it in again")
+    total = 0
+    for position, source in sources:
+        size = len(source.encode("utf-8", "replace"))
+        total += size
+        if size > limits.cell_code_mb * MB:
+            where = "has" if module else f"cell {position} has"
+            raise SubmissionError.unreadable(
+                name, f"{where} {megabytes(size, limits.cell_code_mb)} of code, over the "
+                f"{limits.cell_code_mb:g} MB limit for one cell (--max-cell-code-mb)",
+                "remove pasted data or generated code from it and hand it in again")
+    if total > limits.code_mb * MB:
+        raise SubmissionError.unreadable(
+            name, f"has {megabytes(total, limits.code_mb)} of code, over the "
+            f"{limits.code_mb:g} MB limit for all the code of a submission (--max-code-mb)",
+            "remove pasted data, generated code and unused cells, and hand it in again")
+
+
+def check_statements(name: str, cells: tuple[Cell, ...], limits: Limits) -> None:
+    """Refuse more top-level statements than `limits` allow."""
+    count = sum(len(cell.statements) for cell in cells)
+    if count > limits.statements:
+        raise SubmissionError.unreadable(
+            name, f"has {count:,} top-level statements, over the limit of {limits.statements:,} "
+            "(--max-statements)", "put repeated code in a loop or a function and hand it in "
+            "again")
+
+
+def _notebook_sources(name: str, text: str) -> tuple[list[tuple[int, str]], str | None]:
+    """The (position, source) of each code cell, and the assignment the metadata names."""
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -77,7 +155,7 @@ def _notebook_cells(name: str, text: str) -> tuple[tuple[Cell, ...], str | None]
     raw_cells = notebook.get("cells")
     if not isinstance(raw_cells, list):
         raise SubmissionError.unreadable(name, "has no list of cells", RESAVE)
-    cells = []
+    sources = []
     for position, cell in enumerate(raw_cells, start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
@@ -87,9 +165,8 @@ def _notebook_cells(name: str, text: str) -> tuple[tuple[Cell, ...], str | None]
         if not isinstance(source, str):
             raise SubmissionError.unreadable(name, f"cell {position} has a source that is "
                                              "not text", RESAVE)
-        cells.append(prepare_cell(position, source))
-    hint = metadata_assignment(notebook.get("metadata"))
-    return tuple(cells), hint
+        sources.append((position, source))
+    return sources, metadata_assignment(notebook.get("metadata"))
 
 
 def _upgrade(name: str, text: str) -> dict:
@@ -117,26 +194,165 @@ def metadata_assignment(metadata: object) -> str | None:
 
 
 def to_python(source: str) -> str:
-    """Turn IPython syntax (magics, `!` escapes, `pip install` automagic) into Python."""
+    """Turn IPython syntax (magics, `!` escapes, `pip install` automagic) into Python.
+
+    Raises TooMuchIPython for a cell whose IPython syntax is not worth the time to transform.
+    """
     try:
         ast.parse(source)
         return source  # plain Python: most cells
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         pass
     source = _AUTOMAGIC.sub(r"\1%\2", source)
+    try:
+        return transform_cell(source)
+    except TooMuchIPython:
+        raise
+    except Exception:  # IPython's transforms are not written for hostile input: whatever
+        return source  # they raise, the cell stays as written and ast.parse reports it
+
+
+class TooMuchIPython(ValueError):
+    """A cell has more IPython syntax than the grader transforms; the message says what."""
+
+
+def transform_cell(source: str) -> str:
+    """What IPython's `TransformerManager().transform_cell` returns, in linear time.
+
+    IPython finds the first magic, transforms it and tokenizes the whole cell again, up to 500
+    times (then raises). Here the tokens are read once, logical line by logical line, with
+    IPython's own finders and transforms; after a transform, tokenizing starts again on the
+    line after it, which is what IPython's next round sees there too.
+    """
     # Imported here: IPython is slow to import, and most cells are plain Python.
     from IPython.core.inputtransformer2 import TransformerManager
 
-    return str(TransformerManager().transform_cell(source))
+    manager = TransformerManager()
+    lines = (source if source.endswith("\n") else source + "\n").splitlines(keepends=True)
+    for transform in manager.cleanup_transforms + manager.line_transforms:
+        lines = transform(lines)
+    return "".join(_OnePass(lines, manager.token_transformers).run())
+
+
+class _OnePass:
+    """IPython's token transforms applied to `lines` in one pass (see `transform_cell`)."""
+
+    def __init__(self, lines: list[str], finders: list) -> None:
+        self.lines = lines
+        self.finders = list(finders)
+        self.at = 0  # the next line the tokenizer reads
+        self.transforms = 0
+        # A magic line with an unclosed bracket makes the lines after it be read again.
+        self.budget = TOKENIZE_FACTOR * sum(map(len, lines)) + 1000
+
+    def run(self) -> list[str]:
+        """The transformed lines."""
+        done: list[str] = []
+        start = 0
+        while start < len(self.lines):
+            settled, start = self._transform_first(start)
+            done.extend(settled)
+        return done
+
+    def _readline(self) -> str:
+        if self.at >= len(self.lines):
+            return ""
+        line = self.lines[self.at]
+        self.at += 1
+        self.budget -= len(line)
+        if self.budget < 0:
+            raise TooMuchIPython(
+                "cannot be parsed: its magics or shell escapes leave brackets open, and "
+                "reading the code after each of them again would take too long")
+        return line
+
+    def _transform_first(self, start: int) -> tuple[list[str], int]:
+        """Transform the first IPython syntax from line `start` on: (the lines now settled,
+        the line to go on from); all the rest is settled when nothing more can be done."""
+        lines, self.at = self.lines, start
+        try:
+            for group in _logical_lines(tokenize.generate_tokens(self._readline)):
+                found = [t for t in (finder.find([group]) for finder in self.finders) if t]
+                if not found:
+                    continue
+                # The transforms get the group's own lines (copying from `start` would be
+                # quadratic), so their line numbers move to count from its first line.
+                first, end = group[0].start[0] - 1, group[-1].end[0]
+                while start + end < len(lines) and lines[start + end - 1].endswith("\\\n"):
+                    end += 1  # IPython's transforms join backslash continuations themselves
+                window = lines[start + first:start + end]
+                for candidate in sorted(found, key=lambda t: t.sortby()):
+                    new = self._apply(candidate, first, window)
+                    if new is not None:
+                        self.transforms += 1
+                        if self.transforms > MAX_TRANSFORMS:
+                            raise TooMuchIPython(
+                                f"cannot be parsed: more than {MAX_TRANSFORMS} magics, shell "
+                                "escapes and help lines in one cell (IPython stops there too)")
+                        # The transform replaced lines start_line..last by one line.
+                        last = first + candidate.start_line + len(window) - len(new)
+                        return (lines[start:start + first] + new[:candidate.start_line + 1],
+                                start + last + 1)
+                # Nothing here could be transformed. IPython would find a failed `obj?` first
+                # in every later round, and so never transform help syntax after it.
+                failed = [type(t) for t in found if _is_help(t)]
+                self.finders = [f for f in self.finders if f not in failed]
+        except IndentationError as exc:  # a dedent only the lines before `start` explain:
+            if exc.lineno and exc.lineno > 1:  # go on from there with fresh indentation
+                return lines[start:start + exc.lineno - 1], start + exc.lineno - 1
+        return lines[start:], len(lines)
+
+    @staticmethod
+    def _apply(candidate: Any, first: int, window: list[str]) -> list[str] | None:
+        """The window with the candidate transformed, or None when it cannot be."""
+        candidate.start_line -= first
+        if _is_help(candidate):
+            candidate.q_line -= first
+            # IPython's pattern for it backtracks quadratically; so long a target is not help.
+            if sum(map(len, window[candidate.start_line:candidate.q_line + 1])) > HELP_CHARS:
+                return None
+        try:
+            return list(candidate.transform(window))
+        except SyntaxError:
+            return None  # as IPython does: try the next candidate
+
+
+def _is_help(candidate: Any) -> bool:
+    """Whether a candidate is `obj?` help syntax (IPython's HelpEnd, which can fail)."""
+    return hasattr(candidate, "q_line")
+
+
+def _logical_lines(tokens: Iterator[tokenize.TokenInfo]) -> Iterator[list[tokenize.TokenInfo]]:
+    """Tokens grouped by logical line, as IPython's `make_tokens_by_line` groups them."""
+    group: list[tokenize.TokenInfo] = []
+    depth = 0
+    try:
+        for token in tokens:
+            group.append(token)
+            if token.type == tokenize.NEWLINE or (token.type == tokenize.NL and depth <= 0):
+                yield group
+                group = []
+            elif token.string in ("(", "[", "{"):
+                depth += 1
+            elif token.string in (")", "]", "}"):
+                depth = max(depth - 1, 0)
+    except tokenize.TokenError:
+        pass  # the cell ends inside a bracket or a string: IPython looks at what came before
+    if group:
+        yield group
 
 
 def prepare_cell(index: int, source: str, automagic: bool = True) -> Cell:
     """Transform a cell's source and split it into top-level statements."""
-    python = to_python(source) if automagic else source
+    try:
+        python = to_python(source) if automagic else source
+    except TooMuchIPython as exc:
+        return Cell(index, source, (), syntax_error=str(exc))
     try:
         tree = ast.parse(python, filename=f"<cell {index}>")
     except SyntaxError as exc:
-        return Cell(index, python, (), syntax_error=f"SyntaxError: {exc.msg} (line {exc.lineno})")
+        return Cell(index, python, (),
+                    syntax_error=cap(f"SyntaxError: {exc.msg} (line {exc.lineno})"))
     except (ValueError, RecursionError, MemoryError) as exc:
         return Cell(index, python, (), syntax_error=f"cannot be parsed: {type(exc).__name__}")
     statements = tuple(Statement(i, node.lineno, skip_reason(node))
@@ -163,6 +379,7 @@ def skip_reason(node: ast.stmt) -> str | None:
     method = call.func.attr
     first = call.args[0] if call.args else None
     argument = str(first.value) if isinstance(first, ast.Constant) else "?"
+    argument = cap(argument, 100)
     if method in ("system", "getoutput"):
         return f"shell command `!{argument}` is never run by the grader"
     if method == "run_line_magic" and argument not in RUNNABLE_MAGICS:

@@ -1,4 +1,8 @@
-"""Turning compared cases into scored results. Pure: no I/O, no student code."""
+"""Turning compared cases into scored results. Pure: no I/O, no student code.
+
+Every message a check carries is capped here, where check results are built: an exception
+message or a comparison is the student's to make long, and the result must stay small.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from grader.model import (
     ExerciseResult,
     Status,
 )
+from grader.sandbox.limits import cap
 
 _ALL_SAME = (Status.MISSING, Status.TIMEOUT, Status.ERROR)
 
@@ -44,9 +49,9 @@ def passed_check(name: str, exercise: Exercise, **fields: object) -> CheckResult
 
 def failed_check(name: str, exercise: Exercise, status: Status, message: str,
                  diagnosis: Diagnosis | None = None, **fields: object) -> CheckResult:
-    """A check that earned nothing, and why."""
+    """A check that earned nothing, and why (capped at `limits.MESSAGE_CHARS` characters)."""
     return CheckResult(name=name, passed=False, score=0.0, max_score=case_points(exercise),
-                       status=status, message=message, diagnosis=diagnosis,
+                       status=status, message=cap(message), diagnosis=diagnosis,
                        **fields)  # type: ignore[arg-type]
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
+import pytest
 
 from grader import compare
 from grader.sandbox.protocol import Unsupported
@@ -61,9 +64,100 @@ def test_values_table_for_public_cases():
 def test_hidden_cases_never_show_expected_values():
     obtained = E[0] * 2
     result = compare.compare(obtained, E, ("output",), 1e-6, 1e-8, reveal=False)
-    assert result.message == "values differ (rtol=1e-06, atol=1e-08)\nMismatched elements: 4 / 4"
+    assert result.message == ("values differ from the expected ones (hidden case: details are "
+                              "not shown)")
     assert result.views == ()
-    assert "0.3" not in result.message
+
+
+EXPECTED = np.linspace(-1.0, 1.0, 15).reshape(3, 5)
+EXPECTED_PAIR = (np.full((3, 3), 1 / 3), EXPECTED)
+
+
+def _nudged(index: tuple[int, int], by: float) -> np.ndarray:
+    wrong = EXPECTED.copy()
+    wrong[index] += by
+    return wrong
+
+
+def _with(value: float, index: tuple[int, int] = (1, 2)) -> np.ndarray:
+    wrong = EXPECTED.copy()
+    wrong[index] = value
+    return wrong
+
+
+WRONG = {  # a probing submission's guesses, each wrong in its own way
+    "one element off by a little": _nudged((0, 0), 1e-3),
+    "one element off by a lot": _nudged((2, 4), 7.0),
+    "one element off by its own size": _nudged((1, 1), EXPECTED[1, 1]),
+    "all wrong": EXPECTED * 2 + 1,
+    "all zero": np.zeros((3, 5)),
+    "negated": -EXPECTED,
+    "one NaN": _with(np.nan),
+    "all NaN": np.full((3, 5), np.nan),
+    "one inf": _with(np.inf),
+    "one -inf": _with(-np.inf),
+    "NaN and inf": _with(np.inf, (0, 1)) + _with(np.nan) - EXPECTED,
+    "huge values": EXPECTED * 1e300,
+    "transposed": EXPECTED.T.copy(),
+    "wrong shape": np.zeros((3, 4)),
+    "flat": EXPECTED.ravel(),
+    "one more row": np.vstack([EXPECTED, EXPECTED[:1]]),
+    "integers": np.arange(15).reshape(3, 5),
+    "a scalar": 0.5,
+}
+
+
+def _numbers_in(message: str, *arrays: np.ndarray) -> list[str]:
+    """The digits of a message, once the shapes it may name are taken out."""
+    for array in arrays:
+        message = message.replace(str(np.shape(array)), "<shape>")
+    return re.findall(r"\d", message)
+
+
+@pytest.mark.parametrize("wrong", sorted(WRONG))
+def test_hidden_messages_hold_no_number_but_shapes(wrong):
+    result = compare.compare(WRONG[wrong], (EXPECTED,), ("output",), 1e-6, 1e-8, reveal=False)
+    assert not result.passed and result.views == ()
+    assert _numbers_in(result.message, WRONG[wrong], EXPECTED) == [], result.message
+    pair = compare.compare((np.full((3, 3), 1 / 3), WRONG[wrong]), EXPECTED_PAIR,
+                           ("weights", "context"), 1e-6, 1e-8, reveal=False)
+    assert not pair.passed
+    assert _numbers_in(pair.message, WRONG[wrong], EXPECTED) == [], pair.message
+    # The same answers on a public case do show numbers, where they help: the scan finds them.
+    public = compare.compare(WRONG[wrong], (EXPECTED,), ("output",), 1e-6, 1e-8, reveal=True)
+    if np.shape(WRONG[wrong]) == EXPECTED.shape:
+        assert _numbers_in(public.message, WRONG[wrong], EXPECTED) != []
+    else:
+        assert public.message == result.message
+
+
+@pytest.mark.parametrize("wrong, message", [
+    ("one element off by a little", compare.HIDDEN_VALUES),
+    ("all wrong", compare.HIDDEN_VALUES),
+    ("one NaN", "contains NaN (an overflow in exp()?)\n" + compare.HIDDEN_VALUES),
+    ("all NaN", "contains NaN (an overflow in exp()?)\n" + compare.HIDDEN_VALUES),
+    ("one inf", compare.HIDDEN_VALUES),
+    ("wrong shape", "shape (3, 4), expected (3, 5)"),
+    ("transposed", "shape (5, 3), expected (3, 5) (it looks transposed)"),
+    ("a scalar", "shape (), expected (3, 5)"),
+])
+def test_hidden_messages_say_what_the_output_shows(wrong, message):
+    result = compare.compare(WRONG[wrong], (EXPECTED,), ("output",), 1e-6, 1e-8, reveal=False)
+    assert result.message == message
+    pair = compare.compare((np.zeros((3, 3)), WRONG[wrong]), EXPECTED_PAIR,
+                           ("weights", "context"), 1e-6, 1e-8, reveal=False)
+    assert pair.message == "weights: " + compare.HIDDEN_VALUES + "\ncontext: " + message
+
+
+def test_hidden_infinities_that_match_say_nothing_of_where_the_reference_is_infinite():
+    mask = np.triu(np.full((3, 3), -np.inf), 1)
+    wrong = mask.copy()
+    wrong[0, 0] = 1.0
+    result = compare.compare(wrong, (mask,), ("output",), 1e-6, 1e-8, reveal=False)
+    assert result.message == compare.HIDDEN_VALUES
+    nan_free = compare.compare(np.where(np.isinf(mask), -1e9, 0.0), (mask,), ("output",),
+                               1e-6, 1e-8, reveal=False)
+    assert nan_free.message == compare.HIDDEN_VALUES
 
 
 def test_nan_and_inf_are_named():

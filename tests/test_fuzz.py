@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import tokenize
 
 # Importing IPython raises the recursion limit; do it before hypothesis watches the limit.
 import IPython.core.inputtransformer2  # noqa: F401
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -76,16 +78,29 @@ def test_arbitrary_modules(tmp_path, text):
     loads_cleanly(path)
 
 
+def _code_cells(sources: list[str]) -> dict:
+    return {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "source": source, "outputs": []}
+        for source in sources]}
+
+
 def test_huge_cells_many_cells_and_deep_nesting(tmp_path):
-    huge = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
-        {"cell_type": "code", "metadata": {}, "source": "x = 1\n" * 50_000, "outputs": []}]}
-    many = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
-        {"cell_type": "code", "metadata": {}, "source": f"x{i} = {i}", "outputs": []}
-        for i in range(5000)]}
-    for name, document in (("huge", huge), ("many", many)):
+    within = {"huge": _code_cells(["x = [" + "1, " * 300_000 + "]"]),
+              "many": _code_cells([f"x{i} = {i}" for i in range(500)])}
+    over = {"statements": (_code_cells(["x = 1\n" * 50_000]),
+                           "has 50,000 top-level statements, over the limit of 5,000"),
+            "cells": (_code_cells([f"x{i} = {i}" for i in range(5000)]),
+                      "has 5,000 code cells, over the limit of 500")}
+    for name, document in within.items():
         path = tmp_path / f"{name}.ipynb"
         path.write_text(json.dumps(document))
         assert loads_cleanly(path) is not None
+    for name, (document, problem) in over.items():
+        path = tmp_path / f"{name}.ipynb"
+        path.write_text(json.dumps(document))
+        assert loads_cleanly(path) is None
+        with pytest.raises(SubmissionError, match=problem):
+            loading.load(path)
     deep = tmp_path / "deep.ipynb"
     deep.write_text("[" * 200_000 + "]" * 200_000)
     assert loads_cleanly(deep) is None
@@ -93,6 +108,30 @@ def test_huge_cells_many_cells_and_deep_nesting(tmp_path):
     nested_source.write_text("x = " + "(" * 5000 + ")" * 5000)
     loaded = loads_cleanly(nested_source)
     assert loaded is not None and loaded.cells[0].syntax_error
+
+
+# The characters of IPython syntax, brackets, strings, indentation and line breaks.
+ipython_text = st.text(alphabet="%!?()[]{}'\"\\#=,;/:>.ab1 \t\n\x0c", max_size=400)
+
+
+@FUZZ
+@given(text=ipython_text)
+def test_ipython_syntax_of_any_kind_gives_a_cell_in_linear_work(monkeypatch, text):
+    read = [0]
+    real = tokenize.generate_tokens
+
+    def counting(readline):
+        def counted():
+            line = readline()
+            read[0] += len(line)
+            return line
+        return real(counted)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(tokenize, "generate_tokens", counting)
+        cell = loading.prepare_cell(1, text)
+    assert cell.syntax_error is None or cell.statements == ()
+    assert read[0] <= loading.TOKENIZE_FACTOR * (len(text) + 1) + 1000
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))

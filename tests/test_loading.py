@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import tokenize
+from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from IPython.core import inputtransformer2
 
 from grader import loading
 from grader.errors import SubmissionError
+from grader.sandbox.limits import Limits
+from tests.conftest import ROOT
 
 
 def test_notebook_code_cells_keep_their_position(make_submission):
@@ -107,3 +115,232 @@ def test_other_extensions_and_folders_are_refused(tmp_path):
         loading.load(tmp_path)
     with pytest.raises(SubmissionError, match="cannot be read"):
         loading.load(tmp_path / "missing.ipynb")
+
+
+# --------------------------------------------------------------------------- size limits
+
+MB = 1 << 20
+
+
+def _notebook(path, cells: list[str], outputs: list | None = None):
+    path.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "execution_count": 1, "source": source,
+         "outputs": outputs or []} for source in cells]}))
+    return path
+
+
+def _refusal(path, limits: Limits) -> str:
+    with pytest.raises(SubmissionError) as info:
+        loading.load(path, limits)
+    return str(info.value)
+
+
+def test_a_file_over_the_size_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    path = tmp_path / "alice.ipynb"
+    path.write_bytes(b" " * (3 * MB // 2))
+    monkeypatch.setattr(loading.submissions, "read_bytes", None)  # never called
+    assert _refusal(path, Limits(submission_mb=1)) == (
+        f"{path}: is 1.5 MB, over the 1 MB limit for a submission file (--max-submission-mb); "
+        "clear the outputs (Cell > All Output > Clear) and hand it in again")
+
+
+def test_outputs_count_only_towards_the_file(tmp_path):
+    image = {"output_type": "display_data", "metadata": {},
+             "data": {"image/png": "iVBORw0KGgo" * (MB // 10)}}
+    path = _notebook(tmp_path / "plots.ipynb", ["x = 1", "y = 2"], outputs=[image])
+    assert path.stat().st_size > 2 * MB
+    limits = Limits(submission_mb=3, cell_code_mb=0.001, code_mb=0.001)
+    assert [c.source for c in loading.load(path, limits).cells] == ["x = 1", "y = 2"]
+
+
+def test_a_cell_over_the_code_limit(tmp_path):
+    path = _notebook(tmp_path / "alice.ipynb", ["x = 1", "data = " + "1" * (MB * 6 // 10)])
+    assert _refusal(path, Limits(cell_code_mb=0.5)) == (
+        f"{path}: cell 2 has 0.6 MB of code, over the 0.5 MB limit for one cell "
+        "(--max-cell-code-mb); remove pasted data or generated code from it and hand it in "
+        "again")
+    module = tmp_path / "alice.py"
+    module.write_text("data = " + "1" * (MB * 6 // 10))
+    assert _refusal(module, Limits(cell_code_mb=0.5)) == (
+        f"{module}: has 0.6 MB of code, over the 0.5 MB limit for one cell "
+        "(--max-cell-code-mb); remove pasted data or generated code from it and hand it in "
+        "again")
+
+
+def test_all_the_code_over_its_limit_and_sizes_shown_precisely_enough(tmp_path):
+    path = _notebook(tmp_path / "alice.ipynb", ["x = '" + "a" * (MB * 4 // 10) + "'"] * 3)
+    assert _refusal(path, Limits(code_mb=1)) == (
+        f"{path}: has 1.2 MB of code, over the 1 MB limit for all the code of a submission "
+        "(--max-code-mb); remove pasted data, generated code and unused cells, and hand it in "
+        "again")
+    just_over = _notebook(tmp_path / "bob.ipynb", ["#" * (MB + 10)])
+    assert _refusal(just_over, Limits()).startswith(
+        f"{just_over}: cell 1 has 1,048,586 bytes of code, over the 1 MB limit for one cell")
+
+
+def test_code_in_several_bytes_per_character_is_measured_in_bytes(tmp_path):
+    path = _notebook(tmp_path / "alice.ipynb", ["s = '" + "é" * (MB * 3 // 10) + "'"])
+    assert "cell 1 has 0.6 MB of code" in _refusal(path, Limits(cell_code_mb=0.5))
+
+
+def test_too_many_code_cells_or_statements(tmp_path):
+    path = _notebook(tmp_path / "alice.ipynb", ["x = 1"] * 4)
+    assert _refusal(path, Limits(code_cells=3)) == (
+        f"{path}: has 4 code cells, over the limit of 3 (--max-code-cells); merge or delete "
+        "scratch cells and hand it in again")
+    assert len(loading.load(path, Limits(code_cells=4)).cells) == 4
+    many = _notebook(tmp_path / "bob.ipynb", ["x = 1\n" * 3000, "y = 2\n" * 3000])
+    assert _refusal(many, Limits()) == (
+        f"{many}: has 6,000 top-level statements, over the limit of 5,000 (--max-statements); "
+        "put repeated code in a loop or a function and hand it in again")
+    module = tmp_path / "bob.py"
+    module.write_text("x = 1\n" * 11)
+    assert "has 11 top-level statements, over the limit of 10" in _refusal(
+        module, Limits(statements=10))
+
+
+def test_the_defaults_accept_a_course_notebook():
+    limits = Limits()
+    assert (limits.submission_mb, limits.cell_code_mb, limits.code_mb, limits.code_cells,
+            limits.statements) == (50, 1, 2, 500, 5000)
+    for notebook in (ROOT / "exercises").glob("*.ipynb"):
+        loading.load(notebook, limits)
+
+
+# --------------------------------------------------------------------------- linear time
+
+N = 60_000  # the size of the cell that cost 46 s of grader CPU in review #9
+PATHOLOGICAL = {  # cell -> what loading records; each was quadratic, or raised
+    "blank lines, then an open bracket": ("\n" * (N - 1) + "(",
+                                          "SyntaxError: '(' was never closed (line 1)"),
+    "indented blank lines": (" \n" * (N // 2 - 1) + "(\n",
+                             "SyntaxError: '(' was never closed (line 1)"),
+    "a long name asking for help": ("a" * (N - 2) + ")?", "SyntaxError: unmatched ')' (line 1)"),
+    "many failing help lines": ("a)?\n" * (N // 4), "SyntaxError: unmatched ')' (line 1)"),
+    "many magics": ("x = %ls\n" * (N // 8), "cannot be parsed: more than 500 magics, shell "
+                    "escapes and help lines in one cell (IPython stops there too)"),
+    "shell escapes opening brackets": ("!(\n" * (N // 3), "cannot be parsed: its magics or "
+                                       "shell escapes leave brackets open, and reading the "
+                                       "code after each of them again would take too long"),
+    "pip lines and spaces": (("pip" + " " * 97 + "\n") * (N // 100) + "(",
+                             f"SyntaxError: '(' was never closed (line {N // 100 + 1})"),
+    "bad dedents and a magic": ("if 1:\n        x\n    y\n" * (N // 24) + "%ls\n",
+                                "SyntaxError: unindent does not match any outer indentation "
+                                "level (line 3)"),
+}
+
+
+class Tokenized:
+    """Counts the characters the tokenizer reads: the work of transforming IPython syntax."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.chars = 0
+        real = tokenize.generate_tokens
+
+        def counting(readline):
+            def counted():
+                line = readline()
+                self.chars += len(line)
+                return line
+            return real(counted)
+
+        monkeypatch.setattr(tokenize, "generate_tokens", counting)
+
+
+@pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
+def test_pathological_cells_load_in_linear_work(monkeypatch, name):
+    source, error = PATHOLOGICAL[name]
+    tokenized = Tokenized(monkeypatch)
+    searched: list[int] = []
+    pattern = inputtransformer2._help_end_re  # quadratic on a long line: never given one
+    monkeypatch.setattr(inputtransformer2, "_help_end_re", SimpleNamespace(
+        search=lambda text: searched.append(len(text)) or pattern.search(text)))
+    cell = loading.prepare_cell(1, source)
+    assert cell.syntax_error == error and cell.statements == ()
+    assert tokenized.chars <= loading.TOKENIZE_FACTOR * len(source) + 1000
+    assert max(searched, default=0) <= loading.HELP_CHARS
+
+
+def test_ipython_tokenizes_again_after_each_magic_and_we_do_not(monkeypatch):
+    source = "x = %ls\n" * 400 + "y = 1\n" * 400
+    tokenized = Tokenized(monkeypatch)
+    ours = loading.transform_cell(source)
+    assert tokenized.chars == len(source)  # each line read once
+    tokenized.chars = 0
+    assert inputtransformer2.TransformerManager().transform_cell(source) == ours
+    assert tokenized.chars > 200 * len(source)  # what IPython's loop reads
+
+
+def test_a_cell_of_500_magics_is_transformed_where_ipython_raises():
+    cell = loading.prepare_cell(1, "%who\n" * 250 + "%cd /\n" * 250)
+    assert [s.skip_reason for s in cell.statements] == [None] * 250 + [
+        "magic `%cd` is never run by the grader"] * 250
+    with pytest.raises(RuntimeError, match="500 iterations"):
+        inputtransformer2.TransformerManager().transform_cell("%who\n" * 500)
+
+
+def test_the_automagic_pattern_stays_on_its_line():
+    source = "\n \npip install x\n\t conda install y\npip\n install z"
+    assert loading._AUTOMAGIC.sub(r"\1%\2", source) == \
+        "\n \n%pip install x\n\t %conda install y\npip\n install z"
+    assert loading._AUTOMAGIC.pattern.count("\\s") == 0  # \s would match line breaks
+
+
+def test_a_long_shell_command_is_shown_capped():
+    (statement,) = loading.prepare_cell(1, "!echo " + "x" * 500).statements
+    assert statement.skip_reason == (
+        "shell command `!echo " + "x" * 95 + "… (405 more characters)` is never run by the "
+        "grader")
+
+
+# --------------------------------------------------------------------------- IPython's result
+
+LINES = ["%ls", "%time x = 1", "!ls", "!echo (", "x = %who", "y = !pwd", "z?", "np.dot??",
+         "(", "x = (", "'''", '"', "\\", "# c \\", "def f():", "    !ls", "    x = %ls",
+         "        y?", "  w = 1", "if x:", "    pass", "", "   ", ">>> x", "... y",
+         "In [1]: x", "%%bash", "/f a", ",f a b", ";g a b", "x = 1; !ls", "[1,", "'abc",
+         "x = '''", "!ls \\", "%ls \\", "more", "\t!ls", "x == %ls", "f(x = %ls)",
+         "print('%ls')", "%matplotlib inline", "pip install torch"]
+SUNKEN = [")", "2]", "a)?", "}"]  # brackets closed before they open: a syntax error anyway
+
+
+def _ipython(source: str) -> str | None:
+    try:
+        return inputtransformer2.TransformerManager().transform_cell(source)
+    except Exception:  # IPython's own limits (RuntimeError, IndentationError)
+        return None
+
+
+def _syntax_error(source: str) -> tuple[str, int | None] | None:
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:
+        return exc.msg, exc.lineno
+    return None
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(LINES), min_size=1, max_size=8), st.booleans())
+def test_cells_transform_as_ipython_transforms_them(lines, newline):
+    source = "\n".join(lines) + ("\n" if newline else "")
+    expected = _ipython(source)
+    if expected is not None:
+        assert loading.transform_cell(source) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(LINES + SUNKEN), min_size=1, max_size=8))
+def test_with_unbalanced_brackets_the_same_syntax_error(lines):
+    source = "\n".join(lines)
+    expected = _ipython(source)
+    if expected is not None:
+        assert _syntax_error(loading.transform_cell(source)) == _syntax_error(expected)
+
+
+def test_a_dedent_that_ipython_cannot_tokenize_is_a_syntax_error_not_a_crash():
+    source = "if 1:\n        x = 1\n    y = 2\n!ls\n"
+    with pytest.raises(IndentationError):
+        inputtransformer2.TransformerManager().transform_cell(source)
+    cell = loading.prepare_cell(1, source)
+    assert cell.syntax_error == ("SyntaxError: unindent does not match any outer indentation "
+                                 "level (line 3)")

@@ -31,9 +31,10 @@ class Limits:
     """Largest file the code may write, in MiB."""
     output_bytes: int = 64 << 10
     """What is kept of everything the code prints."""
-    # Sizes are checked before anything is parsed. A course notebook holds 20-80 code cells
-    # and under 100 KB of code; the limits are 10-20 times that, and still bound the time to
-    # load (linear, about a second per MB of IPython syntax) and the size of the result.
+    # Checked when the submission is loaded, sizes before anything is parsed. A course
+    # notebook holds 20-80 code cells, under 100 KB of code and a few hundred statements; the
+    # limits are 10-20 times that, and still bound the time to load (linear: at worst about
+    # 6 s of CPU per MB of code crafted to be slow), the time to run and the result's size.
     submission_mb: float = 50.0
     """Largest submission file, in MiB. Outputs count only here (images make notebooks of
     10-20 MB that are normal), so this refuses only absurd files, before they are read."""
@@ -43,6 +44,9 @@ class Limits:
     """Most code in all the cells of a submission together, in MiB of UTF-8."""
     code_cells: int = 500
     """Most code cells in a notebook; the result has an entry per code cell."""
+    statements: int = 5000
+    """Most top-level statements in all cells together: each is a round trip to the worker
+    (about 1 ms), and 2 MB of `x = 1` lines would otherwise keep it busy for minutes."""
 
     def rlimits(self) -> dict[str, int]:
         """The limits the worker applies to itself before any student code runs."""
