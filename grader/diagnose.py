@@ -9,6 +9,7 @@ weights on future tokens, NaN only for large inputs) may explain the output.
 
 from __future__ import annotations
 
+import ast
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -36,8 +37,9 @@ def _copies(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
                  for item in inputs)
 
 
-def _run(variant: Any, inputs: tuple[Any, ...], init: Mapping[str, Any],
-         count: int) -> Outputs | None:
+def run_variant(variant: Any, inputs: tuple[Any, ...], init: Mapping[str, Any],
+                count: int) -> Outputs | None:
+    """A trusted variant's outputs on copies of the inputs; None where it does not apply."""
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
@@ -46,18 +48,90 @@ def _run(variant: Any, inputs: tuple[Any, ...], init: Mapping[str, Any],
         return None
 
 
+UNATTEMPTED = "unattempted"
+USES_GLOBAL = "uses-global"
+
+
+def parameters(signature: str) -> list[str]:
+    """The parameter names of a signature such as "(Q, K, V, mask=None)"."""
+    try:
+        tree = ast.parse(f"def f{signature}: pass")
+    except SyntaxError:
+        return []
+    function = tree.body[0]
+    assert isinstance(function, ast.FunctionDef)
+    return [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+
+
+def uses_global(exercise: Exercise, reads: Mapping[str, float], inputs: tuple[Any, ...],
+                example: tuple[Any, ...] | None) -> Diagnosis | None:
+    """The notebook globals the function reads where this case's inputs have other sizes.
+
+    A global counts when its value is a size of the notebook's example (the first public
+    case: say omega_q1.shape[0] == H_D == 4) and this case's inputs, at each place where the
+    example has that size, have another one: the code reads the global, and the global is wrong
+    here, so the diagnosis says only what the code does."""
+    if example is None or not reads:
+        return None
+    names = parameters(exercise.signature)
+    found = []
+    for name, value in reads.items():
+        places = [(i, axis) for i, item in enumerate(example) if isinstance(item, np.ndarray)
+                  for axis, size in enumerate(item.shape) if size == value]
+        here = [(i, axis, np.shape(inputs[i])[axis]) for i, axis in places
+                if i < len(inputs) and np.ndim(inputs[i]) > axis]
+        if here and all(size != value for _, _, size in here):
+            i, axis, size = here[0]
+            where = f"{names[i]}.shape[{axis}]" if i < len(names) else f"argument {i + 1}"
+            found.append(f"the notebook's global {name} = {value:g}, where {where} is {size}")
+    if not found:
+        return None
+    return Diagnosis(USES_GLOBAL, f"{exercise.name} reads " + ", and ".join(found) + ": take "
+                     "sizes from the shapes of the inputs inside the function, never from the "
+                     "notebook's globals, which fit only the notebook's example.")
+
+
+def unattempted(what: str) -> Diagnosis:
+    """The diagnosis of a stub nobody has written yet."""
+    return Diagnosis(UNATTEMPTED, f"Not written yet: it {what}, as the notebook's stub does. "
+                                  "Replace the stub's body with your own code.")
+
+
+def stub_answer(inputs: tuple[Any, ...], obtained: Outputs) -> str | None:
+    """What an untouched stub returns, in words, when `obtained` is one: zeros or an input
+    unchanged (the book's stubs return `np.zeros_like(X)` and `items_in.copy()`)."""
+    if all(o.size and not o.any() for o in obtained):
+        return "returns zeros"
+    arrays = [np.asarray(item, dtype=float) for item in inputs
+              if isinstance(item, (np.ndarray, list))]
+    if all(any(a.shape == o.shape and np.array_equal(a, o) for a in arrays) for o in obtained):
+        return "returns its input unchanged"
+    return None
+
+
 def diagnose(exercise: Exercise, inputs: tuple[Any, ...], init: Mapping[str, Any],
-             obtained: Outputs, expected: Outputs) -> Diagnosis | None:
-    """The misconception that explains `obtained`, or None. Call it only for failed checks."""
+             obtained: Outputs, expected: Outputs, reads: Mapping[str, float] | None = None,
+             example: tuple[Any, ...] | None = None) -> Diagnosis | None:
+    """The misconception that explains `obtained`, or None. Call it only for failed checks.
+
+    A notebook global read where this case needs another size comes first, then a known
+    wrong variant that the output matches; then an untouched stub is
+    `unattempted`, never explained by a property, since it is not a misconception."""
     if same(obtained, expected):
         return None  # never diagnose an answer the reference accepts
+    misread = uses_global(exercise, reads or {}, inputs, example)
+    if misread:
+        return misread  # first: a variant may match by chance (sqrt(H_D) = sqrt(D) when D = 4)
     count = len(exercise.outputs)
     for mistake in exercise.misconceptions:
-        wrong = _run(mistake.variant, inputs, init, count)
+        wrong = run_variant(mistake.variant, inputs, init, count)
         if wrong is None or same(wrong, expected):
             continue
         if same(obtained, wrong):
             return Diagnosis(mistake.id, mistake.message)
+    stub = stub_answer(inputs, obtained)
+    if stub:
+        return unattempted(stub)
     for check in exercise.properties:
         try:
             with np.errstate(all="ignore"):

@@ -8,24 +8,37 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from grader import compare, diagnose, loading, references, registry, scoring, submissions
+from grader import (
+    compare,
+    diagnose,
+    hints,
+    loading,
+    notebook_globals,
+    references,
+    registry,
+    scoring,
+    submissions,
+)
 from grader.errors import GraderError, SpecError, SubmissionError, UsageError
 from grader.model import (
     Assignment,
     Case,
     CheckResult,
+    Diagnosis,
     Exercise,
     ExerciseResult,
+    Inputs,
     Result,
     Status,
     Submission,
     Visibility,
 )
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import Session
+from grader.sandbox.session import NOT_IMPLEMENTED, Session
 
 ENGINES = ("fast", "kernel")
 ON_ERROR = ("statement", "cell", "stop")
@@ -109,9 +122,11 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None,
     session = _session(submission, assignment, options, started)
     try:
         with session:
-            cells = session.run(submission)
-            exercises = tuple(_grade_exercise(session, exercise, stored, options.public_only)
-                              for exercise in assignment.exercises)
+            cells = tuple(hints.explain(cell) for cell in session.run(submission))
+            exercises = tuple(
+                _grade_exercise(session, exercise, stored, options.public_only,
+                                Context.of(submission, exercise))
+                for exercise in assignment.exercises)
             output = session.captured_output()
     except GraderError:
         raise
@@ -147,18 +162,36 @@ def _session(submission: Submission, assignment: Assignment, options: Options,
                    started)
 
 
+@dataclass(frozen=True)
+class Context:
+    """What the diagnosis may know of a submission's source, beyond a call's outputs."""
+
+    reads: Mapping[str, float] = field(default_factory=dict)
+    """The numeric notebook globals that the exercise's function reads, with their values."""
+    example: Inputs | None = None
+    """The inputs of the exercise's first public case: the notebook's own example."""
+
+    @classmethod
+    def of(cls, submission: Submission, exercise: Exercise) -> Context:
+        """Read the context of one exercise from the submission's source (nothing runs)."""
+        public = next((c for c in exercise.cases if c.visibility is Visibility.PUBLIC), None)
+        return cls(notebook_globals.globals_read(submission, exercise.name),
+                   public.inputs() if public else None)
+
+
 def _grade_exercise(session: Session, exercise: Exercise, stored: references.References,
-                    public_only: bool) -> ExerciseResult:
+                    public_only: bool, context: Context) -> ExerciseResult:
     checks = []
     for case in exercise.cases:
         if public_only and case.visibility is not Visibility.PUBLIC:
             continue
-        checks.append(_grade_case(session, exercise, case, stored))
+        checks.append(_grade_case(session, exercise, case, stored, context))
     return scoring.exercise_result(exercise, checks)
 
 
 def judge(exercise: Exercise, case: Case, value: object, expected: references.Outputs,
-          inputs: tuple[object, ...]) -> tuple[CheckResult, bool]:
+          inputs: tuple[object, ...], context: Context | None = None
+          ) -> tuple[CheckResult, bool]:
     """Compare a returned value with the reference and diagnose it; (check, passed)."""
     result = compare.compare(value, expected, exercise.outputs, case.rtol, case.atol,
                              reveal=case.visibility is Visibility.PUBLIC)
@@ -167,15 +200,16 @@ def judge(exercise: Exercise, case: Case, value: object, expected: references.Ou
                                     note=case.note), True
     diagnosis = None
     if result.obtained is not None:
+        context = context or Context()
         diagnosis = diagnose.diagnose(exercise, inputs, case.init_kwargs, result.obtained,
-                                      expected)
+                                      expected, context.reads, context.example)
     return scoring.failed_check(case.name, exercise, Status.FAILED, result.message,
                                 diagnosis=diagnosis, views=result.views,
                                 visibility=case.visibility, note=case.note), False
 
 
 def _grade_case(session: Session, exercise: Exercise, case: Case,
-                stored: references.References) -> CheckResult:
+                stored: references.References, context: Context) -> CheckResult:
     """Check one case at the end of the notebook and, failing that, right after the cell that
     defined the exercise: a later cell that rebinds a global must not undo working code."""
     inputs = case.inputs()
@@ -185,7 +219,7 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
         outcome = session.call(exercise.name, exercise.kind, inputs, dict(case.init_kwargs),
                                exercise.tensors, at=at)
         if outcome.status is Status.PASSED:
-            check, passed = judge(exercise, case, outcome.value, expected, inputs)
+            check, passed = judge(exercise, case, outcome.value, expected, inputs, context)
             if passed and at == "definition":
                 check = replace(check, note=_join(
                     case.note, "passes right after the cell that defines it, but not at the end "
@@ -193,8 +227,15 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
             if passed:
                 return check
         else:
-            check = scoring.failed_check(case.name, exercise, outcome.status, outcome.message,
-                                         visibility=case.visibility, note=case.note)
+            diagnosis: Diagnosis | None
+            if outcome.message.startswith(NOT_IMPLEMENTED):
+                diagnosis = diagnose.unattempted("still raises NotImplementedError")
+            else:  # an index out of range, say, because N is the notebook's global
+                diagnosis = diagnose.uses_global(exercise, context.reads, inputs,
+                                                 context.example)
+            check = scoring.failed_check(
+                case.name, exercise, outcome.status, outcome.message, diagnosis=diagnosis,
+                visibility=case.visibility, note=case.note)
         first = first or check
         if outcome.status in (Status.MISSING, Status.TIMEOUT):
             break  # never defined, or too slow to try twice

@@ -61,6 +61,10 @@ class Case:
     """What the case exercises, shown to students (for example "one token")."""
     init_kwargs: Mapping[str, Any] = field(default_factory=dict)
     """For class exercises: keyword arguments of the constructor."""
+    scored: bool = True
+    """Whether the case earns points. A case that cannot tell right from wrong (one token,
+    where every attention returns V) or that checks what the exercise never asks for (stability
+    for huge inputs) still runs and is shown, with its `note` saying why it is worth 0."""
 
     def inputs(self) -> Inputs:
         """Return this case's inputs, regenerated from its seed."""
@@ -77,6 +81,11 @@ class Misconception:
     """One sentence for the student, naming the mistake."""
     variant: Callable[..., Any]
     """The wrong implementation; called with a case's inputs, returns outputs like the reference."""
+    conditional: str = ""
+    """Empty when the mistake shows on every input, so that every scored case must reject it;
+    else the inputs it shows on, in words ("inputs large enough to overflow exp()"): then the
+    mistake only has to be told apart by some case of the exercise, since code with it is
+    right everywhere else (`grader.fairness`)."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +112,22 @@ class Exercise:
     """Known wrong variants, tried in order when a check fails."""
     properties: tuple[Callable[..., tuple[str, str] | None], ...] = ()
     """Checks of a failing output, `(inputs, obtained, expected) -> (id, message) | None`."""
+    provided: bool = False
+    """The notebook gives this function ready-made: it is checked and shown, never scored."""
+    trivial: tuple[tuple[str, Callable[..., Any]], ...] = ()
+    """Answers that compute nothing of the exercise, beyond the generic ones (an input
+    returned unchanged, zeros): `(name, function of the inputs)`, for example "return V".
+    No scored case may accept one (`grader.fairness`)."""
+
+    @property
+    def scored_points(self) -> float:
+        """Points it counts for: 0 when the notebook provides it."""
+        return 0.0 if self.provided else float(self.points)
+
+    def case_points(self, case: Case) -> float:
+        """Points of one case: the exercise's points split equally across its scored cases."""
+        scored = [c for c in self.cases if c.scored]
+        return self.scored_points / len(scored) if case.scored and scored else 0.0
 
     def case(self, name: str) -> Case:
         """Return the case called `name`."""
@@ -127,8 +152,8 @@ class Assignment:
 
     @property
     def max_score(self) -> float:
-        """Total points of all exercises."""
-        return float(sum(exercise.points for exercise in self.exercises))
+        """Total points of all exercises, but those the notebook provides."""
+        return float(sum(exercise.scored_points for exercise in self.exercises))
 
     def exercise(self, name: str) -> Exercise:
         """Return the exercise called `name`."""
@@ -247,6 +272,16 @@ class CheckResult:
     note: str = ""
     """What the case exercises."""
 
+    @property
+    def scored(self) -> bool:
+        """Whether it counts towards the score (unscored checks are advice)."""
+        return self.max_score > 0
+
+    @property
+    def worth(self) -> str:
+        """Its visibility, and "no points" when it is advice: "public", "hidden, no points"."""
+        return self.visibility.value + ("" if self.scored else ", no points")
+
 
 @dataclass(frozen=True)
 class ExerciseResult:
@@ -262,6 +297,11 @@ class ExerciseResult:
     """Points available."""
     checks: tuple[CheckResult, ...]
     """One per case."""
+
+    @property
+    def scored(self) -> bool:
+        """Whether it counts towards the score (a function the notebook provides does not)."""
+        return self.max_score > 0
 
 
 @dataclass(frozen=True)

@@ -20,14 +20,11 @@ from grader.sandbox.limits import cap
 _ALL_SAME = (Status.MISSING, Status.TIMEOUT, Status.ERROR)
 
 
-def case_points(exercise: Exercise) -> float:
-    """Points of one case: the exercise's points split equally across its cases."""
-    return exercise.points / len(exercise.cases)
-
-
 def exercise_result(exercise: Exercise, checks: Sequence[CheckResult]) -> ExerciseResult:
-    """Add up an exercise's checks; its status says what most needs fixing."""
-    statuses = {check.status for check in checks}
+    """Add up an exercise's checks; its status says what most needs fixing in the checks
+    that count (an unscored check is advice, and does not fail an exercise that has points)."""
+    scored = [check for check in checks if check.scored] or list(checks)
+    statuses = {check.status for check in scored}
     if statuses == {Status.PASSED}:
         status = Status.PASSED
     else:
@@ -42,7 +39,7 @@ def exercise_result(exercise: Exercise, checks: Sequence[CheckResult]) -> Exerci
 
 def passed_check(name: str, exercise: Exercise, **fields: object) -> CheckResult:
     """A check that earned its points."""
-    points = case_points(exercise)
+    points = exercise.case_points(exercise.case(name))
     return CheckResult(name=name, passed=True, score=points, max_score=points,
                        status=Status.PASSED, **fields)  # type: ignore[arg-type]
 
@@ -50,7 +47,8 @@ def passed_check(name: str, exercise: Exercise, **fields: object) -> CheckResult
 def failed_check(name: str, exercise: Exercise, status: Status, message: str,
                  diagnosis: Diagnosis | None = None, **fields: object) -> CheckResult:
     """A check that earned nothing, and why (capped at `limits.MESSAGE_CHARS` characters)."""
-    return CheckResult(name=name, passed=False, score=0.0, max_score=case_points(exercise),
+    points = exercise.case_points(exercise.case(name))
+    return CheckResult(name=name, passed=False, score=0.0, max_score=points,
                        status=status, message=cap(message), diagnosis=diagnosis,
                        **fields)  # type: ignore[arg-type]
 

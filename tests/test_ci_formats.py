@@ -78,7 +78,7 @@ def test_gradescope_bundle_runs_against_a_fake_autograder_tree(tmp_path):
                               capture_output=True, text=True, timeout=300)
     assert finished.returncode == 0, finished.stderr
     results = json.loads((root / "results" / "results.json").read_text())
-    assert results["score"] == round(results["score"], 6) == 6.666667
+    assert results["score"] == round(results["score"], 6) == 5.0
     assert results["output_format"] == results["test_output_format"] == "md"
     assert results["stdout_visibility"] == "hidden"
     assert results["extra_data"]["users"] == ["bob@example.edu"]
@@ -123,7 +123,7 @@ def test_the_example_workflow_grades_a_student_repository(tmp_path):
     assert graded.returncode == 0, graded.stderr
     assert graded.stdout.startswith("::stop-commands::")
     assert json.loads((repository / "result.json").read_text())["score"] == \
-        6.666667
+        5.0
     assert ET.parse(repository / "junit.xml").getroot().tag == "testsuites"
     assert "transposed-weights" in (repository / "feedback.md").read_text()
     assert "## Feedback: " in summary.read_text()

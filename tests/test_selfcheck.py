@@ -86,4 +86,7 @@ def test_every_exercise_notebook_runs_its_checks_on_the_stubs(tmp_path):
     shown = [o.data["text/html"] for cell in notebook.cells for o in cell.get("outputs", [])
              if o.output_type == "display_data"]
     assert len(shown) == 5
-    assert all("not implemented yet" in page for page in shown)
+    # softmax_cols is given ready-made, as in the book: its check passes; the rest are stubs.
+    given = [page for page in shown if "softmax_cols" in page]
+    assert len(given) == 1 and "not implemented yet" not in given[0]
+    assert all("not implemented yet" in page for page in shown if page not in given)

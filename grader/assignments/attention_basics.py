@@ -10,6 +10,10 @@ import numpy as np
 from grader.assignments import properties as prop
 from grader.assignments.inputs import fixed, normal
 from grader.assignments.variants import (
+    D_V,
+    LARGE,
+    MASKED,
+    MATRIX,
     causal,
     misconception,
     naive_softmax,
@@ -22,6 +26,12 @@ from grader.assignments.variants import (
 from grader.model import Assignment, Case, Exercise, Visibility
 
 PUBLIC = Visibility.PUBLIC
+# Scores near 1,500 keep only about 4 significant digits of their differences in float32, so
+# the large-scores cases compare loosely: they test overflow, not precision, and a scale or a
+# softmax mistake still moves the weights by far more.
+LARGE_RTOL, LARGE_ATOL = 1e-3, 1e-6
+ONE_TOKEN = ("one token: checks that N = 1 works, worth no points, since any attention over a "
+             "single token returns V")
 
 # Seed 001, first example: three 3-d embeddings and hand-made projections.
 SEED001_X = [[1.0, 0.0, 0.5], [0.0, 1.0, 0.3], [1.0, 1.0, 0.2]]
@@ -61,11 +71,48 @@ ATTENTION_MISTAKES = (
     misconception("wrong-scale", lambda Q, K, V, mask=None: rows_attention(
         Q, K, V, mask, scale=np.sqrt(V.shape[-1])),
         "The scores are divided by sqrt(d_v), the dimension of the values; divide by sqrt(d_k), "
-        "the dimension of the queries and keys."),
+        "the dimension of the queries and keys.", conditional=D_V),
     misconception("softmax-wrong-axis", _attention(norm=lambda s: stable_softmax(s, axis=-2))),
-    misconception("unstable-softmax", _attention(norm=naive_softmax)),
+    misconception("unstable-softmax", _attention(norm=naive_softmax), conditional=LARGE),
     misconception("transposed-weights", _attention(transpose=True)),
 )
+
+
+def _no_attention(n_queries: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each token attends only to itself: the weights are the identity, the output is V."""
+    return np.eye(n_queries, len(values)), values
+
+
+def _large_scores(n: int, d: int, offset: float):
+    """Q, K, V whose scores all share a large offset (each query's first feature and every
+    key's first feature equal `offset`), and otherwise vary by about 1. The offset overflows
+    exp() unless the maximum is subtracted; the variation keeps the weights far from one-hot,
+    so that the scale still changes them."""
+
+    def make(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+        Q, K, V = (rng.normal(size=(n, d)) for _ in range(3))
+        Q[:, 0] = K[:, 0] = offset
+        return Q, K, V
+
+    return make
+
+
+def _large_tokens(n: int, d: int, offset: float):
+    """X, W_q, W_k, W_v of causal self-attention whose scores share a large offset, as above:
+    every token's first feature is `offset`, and it reaches the first feature of its query and
+    its key alone."""
+
+    def make(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+        X = rng.normal(size=(n, d))
+        X[:, 0] = offset
+        W_q, W_k, W_v = (rng.normal(size=(d, d)) * 0.5 for _ in range(3))
+        for W in (W_q, W_k):
+            W[0, :] = 0.0
+            W[:, 0] = 0.0
+            W[0, 0] = 1.0
+        return X, W_q, W_k, W_v
+
+    return make
 
 
 def _masked(n: int, d_k: int, d_v: int):
@@ -90,9 +137,10 @@ softmax = Exercise(
         Case("one-element", normal((1,)), seed=5),
     ),
     misconceptions=(
-        misconception("unstable-softmax", naive_softmax),
-        misconception("softmax-wrong-axis", lambda x: stable_softmax(x, axis=0)),
-        misconception("softmax-whole-array", whole_softmax),
+        misconception("unstable-softmax", naive_softmax, conditional=LARGE),
+        misconception("softmax-wrong-axis", lambda x: stable_softmax(x, axis=0),
+                      conditional=MATRIX),
+        misconception("softmax-whole-array", whole_softmax, conditional=MATRIX),
     ),
     properties=(prop.finite_for_large_inputs(), prop.sums_to_one()),
 )
@@ -124,15 +172,18 @@ scaled_dot_product_attention = Exercise(
         Case("causal-mask", _masked(5, 4, 4), seed=22, note="an additive causal mask"),
         Case("d_k-differs-from-d_v", normal((3, 4), (5, 4), (5, 2)), seed=23,
              note="3 queries over 5 keys, d_k=4 and d_v=2"),
-        Case("one-token", normal((1, 3), (1, 3), (1, 3)), seed=24),
-        Case("large-scores", normal((4, 6), (4, 6), (4, 6), scale=40.0), seed=25,
-             note="scores in the hundreds overflow exp() unless the maximum is subtracted"),
+        Case("one-token", normal((1, 3), (1, 3), (1, 3)), seed=24, scored=False,
+             note=ONE_TOKEN),
+        Case("large-scores", _large_scores(4, 6, 60.0), seed=25, rtol=LARGE_RTOL, atol=LARGE_ATOL,
+             note="scores above 1,000 overflow exp() unless the maximum is subtracted"),
     ),
     misconceptions=(
         *ATTENTION_MISTAKES,
-        misconception("mask-after-softmax", _attention(after=True)),
-        misconception("mask-ignored", lambda Q, K, V, mask=None: rows_attention(Q, K, V)),
+        misconception("mask-after-softmax", _attention(after=True), conditional=MASKED),
+        misconception("mask-ignored", lambda Q, K, V, mask=None: rows_attention(Q, K, V),
+                      conditional=MASKED),
     ),
+    trivial=(("return V", lambda Q, K, V, mask=None: _no_attention(len(Q), V)),),
     properties=(prop.finite_for_large_inputs(), prop.sums_to_one()),
 )
 
@@ -143,7 +194,8 @@ causal_mask = Exercise(
     summary="A (seq_len, seq_len) additive mask: 0 on and below the diagonal, -inf above.",
     cases=(
         Case("three", fixed(3), visibility=PUBLIC),
-        Case("one", fixed(1)),
+        Case("one", fixed(1), scored=False,
+             note="a 1 x 1 mask is [[0]] whichever way it points: a check, worth no points"),
         Case("six", fixed(6)),
     ),
     misconceptions=(
@@ -166,9 +218,10 @@ causal_self_attention = Exercise(
         Case("seed-001-masked", fixed(SEED001_MASKED_X, np.eye(3), np.eye(3), np.eye(3)),
              visibility=PUBLIC, note="the masked example of seed 001"),
         Case("random", normal((5, 4), (4, 3), (4, 3), (4, 2)), seed=31),
-        Case("one-token", normal((1, 4), (4, 4), (4, 4), (4, 4)), seed=32),
-        Case("large-scores", normal((4, 6), (6, 6), (6, 6), (6, 6), scale=8.0), seed=33,
-             note="large scores overflow exp() unless the maximum is subtracted"),
+        Case("one-token", normal((1, 4), (4, 4), (4, 4), (4, 4)), seed=32, scored=False,
+             note=ONE_TOKEN),
+        Case("large-scores", _large_tokens(4, 6, 60.0), seed=33, rtol=LARGE_RTOL, atol=LARGE_ATOL,
+             note="scores above 1,000 overflow exp() unless the maximum is subtracted"),
     ),
     misconceptions=(
         misconception("mask-includes-diagonal", _causal_attention(
@@ -179,9 +232,11 @@ causal_self_attention = Exercise(
         misconception("missing-scale", _causal_attention(scale=1.0)),
         misconception("softmax-wrong-axis", _causal_attention(
             norm=lambda s: stable_softmax(s, axis=-2))),
-        misconception("unstable-softmax", _causal_attention(norm=naive_softmax)),
+        misconception("unstable-softmax", _causal_attention(norm=naive_softmax),
+                      conditional=LARGE),
         misconception("transposed-weights", _causal_attention(transpose=True)),
     ),
+    trivial=(("return V", lambda X, W_q, W_k, W_v: _no_attention(len(X), X @ W_v)),),
     properties=(prop.finite_for_large_inputs(), prop.no_future(), prop.sums_to_one()),
 )
 

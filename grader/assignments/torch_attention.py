@@ -97,7 +97,9 @@ torch_self_attention = Exercise(
     cases=(
         Case("seed-000", seed000, seed=1, visibility=PUBLIC, note="seed 000's input"),
         Case("d_k-differs-from-d_v", normal((5, 6), (6, 3), (6, 3), (6, 2)), seed=2),
-        Case("one-token", normal((1, 4), (4, 4), (4, 4), (4, 4)), seed=3),
+        Case("one-token", normal((1, 4), (4, 4), (4, 4), (4, 4)), seed=3, scored=False,
+             note="one token: checks that N = 1 works, worth no points, since any attention "
+             "over a single token returns V"),
         Case("seed-003", lambda rng: (np.array(SEED003_X), *normal((4, 4), (4, 4), (4, 4))(rng)),
              seed=4),
     ),
@@ -108,6 +110,7 @@ torch_self_attention = Exercise(
         misconception("softmax-wrong-axis", _attention(norm=lambda s: stable_softmax(s, -2))),
         misconception("transposed-weights", _attention(transpose=True)),
     ),
+    trivial=(("return V", lambda X, W_q, W_k, W_v: (np.eye(len(X)), X @ W_v)),),
     properties=(prop.sums_to_one(),),
 )
 

@@ -10,6 +10,8 @@ import numpy as np
 from grader.assignments import properties as prop
 from grader.assignments.inputs import normal
 from grader.assignments.variants import (
+    LARGE,
+    MATRIX,
     cols_attention,
     misconception,
     naive_softmax,
@@ -21,6 +23,12 @@ from grader.assignments.variants import (
 from grader.model import Assignment, Case, Exercise, Visibility
 
 PUBLIC = Visibility.PUBLIC
+ONE_TOKEN = ("one token: checks that N = 1 works, worth no points, since any attention over a "
+             "single token returns V")
+# The book's notebooks never ask for a softmax that survives huge inputs (their own
+# softmax_cols does not subtract the maximum), so stability is advice here, never a cost.
+STABILITY = ("advice, worth no points: values in the thousands overflow exp() unless the "
+             "maximum is subtracted")
 HEAD_ARGS = "omega_v, omega_q, omega_k, beta_v, beta_q, beta_k"
 
 
@@ -34,6 +42,31 @@ def single_head(D: int, N: int, scale: float = 1.0):
         return X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k
 
     return make
+
+
+def large_scores(D: int, N: int, offset: float):
+    """One head whose scores all share a large offset (the first feature of every query and
+    key is `offset`) and otherwise vary by about 1: exp() overflows unless the maximum is
+    subtracted, and the weights stay far from one-hot, so that the scale still matters."""
+
+    def make(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+        X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k = single_head(D, N)(rng)
+        for omega, beta in ((omega_q, beta_q), (omega_k, beta_k)):
+            omega[0, :] = 0.0
+            beta[0, 0] = offset
+        return X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k
+
+    return make
+
+
+def values(X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k):
+    """A trivial answer: V itself, as if each token attended only to itself."""
+    return omega_v @ X + beta_v
+
+
+def multihead_values(X, *args):
+    """A trivial answer: each head's V, stacked and mixed by omega_c, without attending."""
+    return args[12] @ np.vstack([values(X, *args[0:6]), values(X, *args[6:12])])
 
 
 def seed002_single_head(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
@@ -115,12 +148,13 @@ softmax = Exercise(
     summary="The softmax of a 1-D vector.",
     cases=(
         Case("vector", normal((3,)), seed=1, visibility=PUBLIC),
-        Case("large-values", normal((5,), scale=1000.0), seed=2,
-             note="values in the thousands overflow exp() unless the maximum is subtracted"),
+        Case("large-values", normal((5,), scale=1000.0), seed=2, scored=False,
+             note=STABILITY),
         Case("one-element", normal((1,)), seed=3),
     ),
     misconceptions=(
-        misconception("unstable-softmax", lambda v: naive_softmax(np.asarray(v, float))),
+        misconception("unstable-softmax", lambda v: naive_softmax(np.asarray(v, float)),
+                      conditional=LARGE),
     ),
     properties=(prop.finite_for_large_inputs(), prop.sums_to_one()),
 )
@@ -129,19 +163,20 @@ softmax_cols = Exercise(
     name="softmax_cols",
     signature="(data_in)",
     points=1,
-    summary="The softmax of each column.",
+    summary="The softmax of each column (the notebook gives it ready-made).",
+    provided=True,
     cases=(
         Case("matrix", normal((4, 3)), seed=11, visibility=PUBLIC),
-        Case("large-values", normal((3, 5), scale=1000.0), seed=12,
-             note="values in the thousands overflow exp() unless the maximum is subtracted"),
+        Case("large-values", normal((3, 5), scale=1000.0), seed=12, scored=False,
+             note=STABILITY),
         Case("one-column", normal((5, 1)), seed=13),
     ),
     misconceptions=(
-        misconception("unstable-softmax", lambda x: naive_softmax(x, axis=0)),
+        misconception("unstable-softmax", lambda x: naive_softmax(x, axis=0), conditional=LARGE),
         misconception("softmax-wrong-axis", lambda x: stable_softmax(x, axis=1),
                       "The softmax normalises each row; this exercise normalises each column "
                       "(axis=0)."),
-        misconception("softmax-whole-array", whole_softmax),
+        misconception("softmax-whole-array", whole_softmax, conditional=MATRIX),
     ),
     properties=(prop.finite_for_large_inputs(), prop.sums_to_one(axis=0, what="column")),
 )
@@ -155,8 +190,9 @@ self_attention = Exercise(
         Case("seed-002", seed002_single_head, visibility=PUBLIC,
              note="the matrix-form example of seed 002"),
         Case("wide", single_head(6, 5), seed=21),
-        Case("one-token", single_head(4, 1), seed=22),
+        Case("one-token", single_head(4, 1), seed=22, scored=False, note=ONE_TOKEN),
     ),
+    trivial=(("return V", values),),
     misconceptions=(
         misconception("missing-bias", _head(False, bias=False)),
         misconception("softmax-wrong-axis", _head(False, axis=1)),
@@ -175,17 +211,18 @@ scaled_dot_product_self_attention = Exercise(
              note="the scaled example of seed 002"),
         # D stays 4, as in the notebook; the multi-head exercise varies the dimension.
         Case("five-tokens", single_head(4, 5), seed=31),
-        Case("one-token", single_head(4, 1), seed=32),
-        Case("large-scores", single_head(4, 5, scale=12.0), seed=33,
-             note="large scores overflow exp() unless the maximum is subtracted"),
+        Case("one-token", single_head(4, 1), seed=32, scored=False, note=ONE_TOKEN),
+        Case("large-scores", large_scores(4, 5, 60.0), seed=33, scored=False,
+             note=STABILITY.replace("values in the thousands", "scores above 1,000")),
     ),
     misconceptions=(
         misconception("missing-scale", _head(False)),
         misconception("wrong-scale", _head(True, scale=lambda d: float(d)),
                       "The scores are divided by D_q instead of its square root."),
         *COMMON_HEAD_MISTAKES,
-        misconception("unstable-softmax", _head(True, norm=naive_softmax)),
+        misconception("unstable-softmax", _head(True, norm=naive_softmax), conditional=LARGE),
     ),
+    trivial=(("return V", values),),
     properties=(prop.finite_for_large_inputs(),),
 )
 
@@ -193,13 +230,13 @@ multihead_scaled_self_attention = Exercise(
     name="multihead_scaled_self_attention",
     signature=("(X, omega_v1, omega_q1, omega_k1, beta_v1, beta_q1, beta_k1, "
                "omega_v2, omega_q2, omega_k2, beta_v2, beta_q2, beta_k2, omega_c)"),
-    points=4,
+    points=5,
     summary="Two heads of size D/2, each scaled by sqrt(D/2), stacked and mixed by omega_c.",
     cases=(
         Case("seed-002", seed002_multihead, visibility=PUBLIC,
              note='the "True values" of seed 002'),
         Case("small", multihead(4, 3), seed=41),
-        Case("one-token", multihead(6, 1), seed=42),
+        Case("one-token", multihead(6, 1), seed=42, scored=False, note=ONE_TOKEN),
         Case("wide", multihead(6, 5), seed=43),
     ),
     misconceptions=(
@@ -215,6 +252,7 @@ multihead_scaled_self_attention = Exercise(
         misconception("missing-bias", _multihead(bias=False)),
         misconception("softmax-wrong-axis", _multihead(axis=1)),
     ),
+    trivial=(("return V", multihead_values),),
 )
 
 ASSIGNMENT = Assignment(

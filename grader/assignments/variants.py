@@ -56,9 +56,17 @@ CATALOGUE: dict[str, str] = {
 }
 
 
-def misconception(id: str, variant: Callable[..., Any], message: str = "") -> Misconception:
+# The inputs that the conditional mistakes show on (see `Misconception.conditional`).
+LARGE = "inputs large enough to overflow exp()"
+MATRIX = "inputs of two or more dimensions"
+MASKED = "calls that pass a mask"
+D_V = "inputs where d_v differs from d_k"
+
+
+def misconception(id: str, variant: Callable[..., Any], message: str = "",
+                  conditional: str = "") -> Misconception:
     """A catalogue entry bound to a variant; `message` overrides the catalogue's sentence."""
-    return Misconception(id, message or CATALOGUE[id], variant)
+    return Misconception(id, message or CATALOGUE[id], variant, conditional)
 
 
 # --------------------------------------------------------------------------- building blocks

@@ -16,7 +16,8 @@ def _check(check: CheckResult) -> dict[str, Any]:
                  else {"id": check.diagnosis.id, "message": check.diagnosis.message})
     return {"name": check.name, "visibility": check.visibility.value, "passed": check.passed,
             "score": check.score, "max_score": check.max_score, "status": check.status.value,
-            "message": check.message, "diagnosis": diagnosis, "note": check.note}
+            "message": check.message, "diagnosis": diagnosis, "note": check.note,
+            "scored": check.scored}
 
 
 def _exercise(exercise: ExerciseResult) -> dict[str, Any]:

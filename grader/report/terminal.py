@@ -44,7 +44,10 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
         style = _STYLE.get(exercise.status, "")
         passed = sum(check.passed for check in exercise.checks)
         points = "" if result.public_only else f"{exercise.score:g}/{exercise.max_score:g}  "
-        console.print(f"  [{style}]{_MARK.get(exercise.status, '·')} {exercise.name}[/] "
+        if not exercise.scored:
+            style, points = "dim", "given, not scored  "
+        console.print(f"  [{style}]{_MARK.get(exercise.status, '·') if exercise.scored else '·'} "
+                      f"{exercise.name}[/] "
                       f"{points}({passed}/{len(exercise.checks)} checks)")
         shown = set()
         for check in exercise.checks:
@@ -58,7 +61,7 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
             shown.add(lines[0])
             public = check.visibility.value == "public"
             detail = lines[:8] if public or verbose else lines[:1]
-            console.print(f"      {_safe(check.name)} ({check.visibility.value}): "
+            console.print(f"      {_safe(check.name)} ({check.worth}): "
                           f"{_safe(detail[0])}")
             for line in detail[1:]:
                 console.print(f"        {_safe(line)}")

@@ -1,0 +1,122 @@
+"""Which notebook globals a student's function reads, and their values, read from the source.
+
+Book-style notebooks set sizes as globals (`N = 3`, `D = 4`, `H_D = D // H`), and students use
+them inside functions that should take sizes from their inputs: the function then passes the
+notebook's example and fails every other size. This module finds such reads without running
+anything: a numeric global is one that top-level statements bind to arithmetic of numbers and
+other numeric globals, evaluated here by a small interpreter of constants and operators.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import operator
+from collections.abc import Mapping
+from typing import Any
+
+from grader.model import Submission
+
+_BINARY: Mapping[type, Any] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+}
+_LARGEST = 1 << 20  # sizes of a notebook's example; anything larger is not a size
+
+
+def _value(node: ast.expr, known: Mapping[str, float]) -> float | None:
+    """The number an expression of constants, known globals and + - * / // % stands for."""
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return float(node.value)  # type: ignore[arg-type]
+    if isinstance(node, ast.Name):
+        return known.get(node.id)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _value(node.operand, known)
+        return None if inner is None else -inner
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        left, right = _value(node.left, known), _value(node.right, known)
+        if left is None or right is None or abs(left) > _LARGEST or abs(right) > _LARGEST:
+            return None
+        try:
+            return _BINARY[type(node.op)](left, right)
+        except ZeroDivisionError:
+            return None
+    return None
+
+
+def _bind(target: ast.expr, value: ast.expr, known: dict[str, float]) -> None:
+    if isinstance(target, ast.Name):
+        number = _value(value, known)
+        if number is None:
+            known.pop(target.id, None)
+        else:
+            known[target.id] = number
+    elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and \
+            len(target.elts) == len(value.elts):
+        numbers = [_value(v, known) for v in value.elts]
+        for name, number in zip(target.elts, numbers, strict=True):
+            if isinstance(name, ast.Name):
+                if number is None:
+                    known.pop(name.id, None)
+                else:
+                    known[name.id] = number
+    else:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name):
+                known.pop(node.id, None)
+
+
+def _top_level(submission: Submission) -> list[ast.stmt]:
+    statements: list[ast.stmt] = []
+    for cell in submission.cells:
+        if cell.syntax_error:
+            continue
+        try:
+            statements += ast.parse(cell.source).body
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+    return statements
+
+
+def numeric_globals(submission: Submission) -> dict[str, float]:
+    """The numeric globals as they stand at the end of the notebook."""
+    known: dict[str, float] = {}
+    for statement in _top_level(submission):
+        if isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                _bind(target, statement.value, known)
+        elif isinstance(statement, (ast.AugAssign, ast.AnnAssign)):
+            _bind(statement.target, ast.Constant(None), known)
+        elif isinstance(statement, (ast.FunctionDef, ast.ClassDef, ast.Import,
+                                    ast.ImportFrom)):
+            names = ([statement.name] if isinstance(statement, (ast.FunctionDef, ast.ClassDef))
+                     else [(a.asname or a.name).split(".")[0] for a in statement.names])
+            for name in names:
+                known.pop(name, None)
+    return known
+
+
+def _free_names(function: ast.FunctionDef) -> set[str]:
+    """Names the function loads that it neither takes as a parameter nor binds itself."""
+    arguments = function.args
+    bound = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+    bound |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
+    loaded: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            loaded |= set(node.names)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return loaded - bound - set(dir(builtins))
+
+
+def globals_read(submission: Submission, function: str) -> dict[str, float]:
+    """The numeric globals that the last top-level definition of `function` reads."""
+    definitions = [s for s in _top_level(submission)
+                   if isinstance(s, ast.FunctionDef) and s.name == function]
+    if not definitions:
+        return {}
+    known = numeric_globals(submission)
+    return {name: known[name] for name in sorted(_free_names(definitions[-1])) if name in known}

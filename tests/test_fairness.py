@@ -1,0 +1,189 @@
+"""No free points (issue #10): no scored case accepts a wrong answer, a provided function is
+never scored, advice costs nothing, and an untouched stub is `unattempted`, nothing else.
+
+Notebooks here are written as the book writes them: globals, two-space indents, `print(...)`
+checks, the book's names, and its own stubs (`items_in.copy()`, `np.zeros_like(X)`)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from grader import fairness, grading, references, registry
+from grader.model import Status
+from grader.sandbox.limits import Limits
+
+OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
+
+EVERY_EXERCISE = [(name, exercise.name) for name, assignment in registry.assignments().items()
+                  for exercise in assignment.exercises]
+
+BOOK_SETUP = '''import numpy as np
+np.random.seed(3)
+N = 3
+D = 4
+all_x = []
+for n in range(N):
+  all_x.append(np.random.normal(size=(D,1)))
+print(all_x)
+'''
+# The book's own softmax_cols: ready-made, and without subtracting the maximum.
+BOOK_SOFTMAX_COLS = '''def softmax_cols(data_in):
+  exp_values = np.exp(data_in) ;
+  denom = np.sum(exp_values, axis = 0);
+  denom = np.matmul(np.ones((data_in.shape[0],1)), denom[np.newaxis,:])
+  softmax = exp_values / denom
+  return softmax
+'''
+BOOK_STUBS = [BOOK_SETUP, '''def softmax(items_in):
+
+  # TODO Compute the elements of items_out
+  # Replace this line
+  items_out = items_in.copy()
+
+  return items_out ;
+''', BOOK_SOFTMAX_COLS, '''def self_attention(X,omega_v, omega_q, omega_k, beta_v, beta_q, beta_k):
+
+  # TODO -- Write this function
+  # Replace this line
+  X_prime = np.zeros_like(X);
+
+  return X_prime
+''', '''def scaled_dot_product_self_attention(X,omega_v, omega_q, omega_k, beta_v, beta_q, beta_k):
+
+  # TODO -- Write this function
+  # Replace this line
+  X_prime = np.zeros_like(X);
+
+  return X_prime
+''', '''def multihead_scaled_self_attention(X,omega_v1, omega_q1, omega_k1,
+    beta_v1, beta_q1, beta_k1,
+    omega_v2, omega_q2, omega_k2, beta_v2, beta_q2, beta_k2, omega_c):
+
+  # TODO Write the multihead scaled self-attention mechanism.
+  # Replace this line
+  X_prime = np.zeros_like(X) ;
+
+  return X_prime
+''']
+# Attends to nothing: each token keeps its own value, so only a one-token case could pass it.
+RETURN_V = '''import numpy as np
+
+def softmax(items_in):
+  return np.asarray(items_in, dtype=float)
+
+def self_attention(X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k):
+  return omega_v @ X + beta_v
+
+def scaled_dot_product_self_attention(X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k):
+  return omega_v @ X + beta_v
+
+def multihead_scaled_self_attention(X, omega_v1, omega_q1, omega_k1, beta_v1, beta_q1, beta_k1,
+                                    omega_v2, omega_q2, omega_k2, beta_v2, beta_q2, beta_k2,
+                                    omega_c):
+  return omega_c @ np.vstack([omega_v1 @ X + beta_v1, omega_v2 @ X + beta_v2])
+'''
+
+
+def hidden(assignment):
+    stored = references.load(registry.get(assignment))
+    return lambda exercise: lambda case: stored.get(exercise.name, case.name)
+
+
+@pytest.mark.parametrize(("assignment", "exercise"), EVERY_EXERCISE)
+def test_no_scored_case_accepts_a_wrong_answer(assignment, exercise):
+    declared = registry.get(assignment).exercise(exercise)
+    assert fairness.leaks(declared, hidden(assignment)(declared)) == []
+    if not declared.provided:
+        assert any(case.scored for case in declared.cases), "an exercise needs a scored case"
+
+
+def test_the_check_finds_free_points_when_a_one_token_case_is_scored():
+    declared = registry.get("udl_attention").exercise("self_attention")
+    scored = dataclasses.replace(declared, cases=tuple(
+        dataclasses.replace(case, scored=True) for case in declared.cases))
+    found = {(leak.case, leak.answer) for leak in
+             fairness.leaks(scored, hidden("udl_attention")(declared))}
+    assert found == {("one-token", "softmax-wrong-axis"), ("one-token", "transposed-weights"),
+                     ("one-token", "extra-scale"), ("one-token", "return V")}
+
+
+def test_a_conditional_mistake_that_no_case_shows_is_a_leak():
+    declared = registry.get("attention_basics").exercise("softmax")
+    without_large = dataclasses.replace(declared, cases=tuple(
+        case for case in declared.cases if case.name != "large-values"))
+    assert [str(leak) for leak in
+            fairness.leaks(without_large, hidden("attention_basics")(declared))] == [
+        "softmax/every case accepts the wrong answer 'unstable-softmax'"]
+
+
+def test_unscored_cases_and_provided_exercises_are_worth_nothing():
+    udl = registry.get("udl_attention")
+    assert udl.max_score == 10.0
+    assert udl.exercise("softmax_cols").scored_points == 0.0
+    multihead = udl.exercise("multihead_scaled_self_attention")
+    assert [multihead.case_points(case) for case in multihead.cases] == [
+        pytest.approx(5 / 3), pytest.approx(5 / 3), 0.0, pytest.approx(5 / 3)]
+
+
+def test_return_v_earns_nothing(make_submission):
+    result = grading.grade(make_submission(RETURN_V, name="alice_udl_attention"),
+                           registry.get("udl_attention"), OPTIONS)
+    points = {e.name: e.score for e in result.exercises}
+    assert points == {"softmax": 0.0, "softmax_cols": 0.0, "self_attention": 0.0,
+                      "scaled_dot_product_self_attention": 0.0,
+                      "multihead_scaled_self_attention": 0.0}
+    assert result.score == 0.0
+    one_token = result.exercises[2].checks[2]
+    assert (one_token.name, one_token.passed, one_token.max_score) == ("one-token", True, 0.0)
+
+
+def test_the_book_notebook_untouched_scores_zero_and_every_stub_is_unattempted(
+        make_submission):
+    result = grading.grade(make_submission(BOOK_STUBS, name="alice_udl_attention"),
+                           registry.get("udl_attention"), OPTIONS)
+    assert (result.score, result.max_score) == (0.0, 10.0)
+    by_name = {e.name: e for e in result.exercises}
+    # The book's softmax_cols is shown as checked, and costs nothing for its large values.
+    provided = by_name["softmax_cols"]
+    assert (provided.score, provided.max_score) == (0.0, 0.0)
+    for name in ("softmax", "self_attention", "scaled_dot_product_self_attention",
+                 "multihead_scaled_self_attention"):
+        failing = [c for c in by_name[name].checks if not c.passed]
+        assert failing, name
+        assert {c.diagnosis.id for c in failing if c.diagnosis} == {"unattempted"}, name
+        assert all(c.diagnosis for c in failing), name
+    stub = by_name["self_attention"].checks[0].diagnosis
+    assert stub.message == ("Not written yet: it returns zeros, as the notebook's stub does. "
+                            "Replace the stub's body with your own code.")
+    assert by_name["softmax"].checks[0].diagnosis.message.startswith(
+        "Not written yet: it returns its input unchanged")
+
+
+def test_stability_is_advice_in_the_book_assignment(make_submission):
+    naive = BOOK_SETUP + '''
+def softmax(items_in):
+  e = np.exp(items_in)
+  return e / np.sum(e)
+'''
+    result = grading.grade(make_submission([naive], name="alice_udl_attention"),
+                           registry.get("udl_attention"), OPTIONS)
+    softmax = result.exercises[0]
+    large = next(c for c in softmax.checks if c.name == "large-values")
+    assert (large.passed, large.score, large.max_score) == (False, 0.0, 0.0)
+    assert large.diagnosis.id == "unstable-softmax"
+    assert large.note.startswith("advice, worth no points")
+    assert (softmax.status, softmax.score, softmax.max_score) == (Status.PASSED, 1.0, 1.0)
+
+
+def test_a_raising_stub_is_unattempted(make_submission):
+    stub = '''import numpy as np
+
+def softmax(items_in):
+    raise NotImplementedError("softmax")
+'''
+    result = grading.grade(make_submission(stub, name="alice_udl_attention"),
+                           registry.get("udl_attention"), OPTIONS)
+    diagnoses = {c.diagnosis.id for c in result.exercises[0].checks}
+    assert diagnoses == {"unattempted"}

@@ -1,0 +1,101 @@
+"""`uses-global` (issue #10): a function that reads the notebook's size globals is told so,
+naming the global and its value, and no diagnosis is given that the code does not match.
+
+The multi-head answer below is how three of seven public student answers to the book's
+12_2 notebook scale their heads: `np.sqrt(H_D)`, with `H_D` the notebook's global."""
+
+from __future__ import annotations
+
+from grader import grading, loading, notebook_globals, registry
+from grader.sandbox.limits import Limits
+
+OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
+
+SETUP = '''import numpy as np
+np.random.seed(3)
+N = 6
+D = 8
+X = np.random.normal(size=(D, N))
+H = 2
+H_D = D // H
+'''
+SOFTMAX_COLS = '''def softmax_cols(data_in):
+  exp_values = np.exp(data_in) ;
+  denom = np.sum(exp_values, axis = 0);
+  return exp_values / denom
+'''
+MULTIHEAD_WITH_H_D = '''def multihead_scaled_self_attention(X,omega_v1, omega_q1, omega_k1,
+    beta_v1, beta_q1, beta_k1, omega_v2, omega_q2, omega_k2, beta_v2, beta_q2, beta_k2, omega_c):
+  heads = []
+  for ov, oq, ok, bv, bq, bk in ((omega_v1, omega_q1, omega_k1, beta_v1, beta_q1, beta_k1),
+                                 (omega_v2, omega_q2, omega_k2, beta_v2, beta_q2, beta_k2)):
+    Q = oq @ X + bq
+    K = ok @ X + bk
+    V = ov @ X + bv
+    heads.append(V @ softmax_cols(K.T @ Q / np.sqrt(H_D)))
+  X_prime = omega_c @ np.vstack(heads)
+  return X_prime
+'''
+SELF_ATTENTION_WITH_N = '''def self_attention(X,omega_v, omega_q, omega_k, beta_v, beta_q, beta_k):
+  Q = omega_q @ X + beta_q
+  K = omega_k @ X + beta_k
+  V = omega_v @ X + beta_v
+  X_prime = np.zeros((D, N))
+  for n in range(N):
+    X_prime[:, n] = (V @ softmax_cols(K.T @ Q[:, n:n+1]))[:, 0]
+  return X_prime
+'''
+
+
+def test_numeric_globals_are_read_from_the_source_without_running_it(make_submission):
+    path = make_submission([SETUP + "N, D = 3, 4\nscale = D ** 0.5\nD += 1\n",
+                            "import os\nos = 2\nH_D = os.sep\n"])
+    submission = loading.load(path)
+    assert notebook_globals.numeric_globals(submission) == {"N": 3.0, "H": 2.0, "os": 2.0}
+
+
+def test_a_function_reads_the_globals_it_neither_takes_nor_binds(make_submission):
+    source = SETUP + "def f(X, D):\n  M = N + D\n  return X * M * H_D * len(X)\n"
+    submission = loading.load(make_submission([source]))
+    assert notebook_globals.globals_read(submission, "f") == {"N": 6.0, "H_D": 4.0}
+    assert notebook_globals.globals_read(submission, "g") == {}
+
+
+def test_the_h_d_global_is_named_instead_of_wrong_scale(make_submission):
+    path = make_submission([SETUP, SOFTMAX_COLS, MULTIHEAD_WITH_H_D], name="bob_udl_attention")
+    result = grading.grade(path, registry.get("udl_attention"), OPTIONS)
+    multihead = {e.name: e for e in result.exercises}["multihead_scaled_self_attention"]
+    checks = {c.name: c for c in multihead.checks}
+    assert checks["seed-002"].passed
+    for name, size in (("small", 2), ("wide", 3)):
+        assert not checks[name].passed
+        assert checks[name].diagnosis.id == "uses-global"
+        assert checks[name].diagnosis.message == (
+            "multihead_scaled_self_attention reads the notebook's global H_D = 4, where "
+            f"omega_v1.shape[0] is {size}: take sizes from the shapes of the inputs inside the "
+            "function, never from the notebook's globals, which fit only the notebook's "
+            "example.")
+    # D = 4 in the small case, so sqrt(H_D) equals the sqrt(D) of `wrong-scale`: not said.
+    assert all(c.diagnosis is None or c.diagnosis.id != "wrong-scale" for c in multihead.checks)
+
+
+def test_globals_in_a_loop_are_named_when_the_call_raises(make_submission):
+    setup = SETUP.replace("N = 6", "N = 3").replace("D = 8", "D = 4")
+    path = make_submission([setup, SOFTMAX_COLS, SELF_ATTENTION_WITH_N],
+                           name="carol_udl_attention")
+    result = grading.grade(path, registry.get("udl_attention"), OPTIONS)
+    attention = {e.name: e for e in result.exercises}["self_attention"]
+    checks = {c.name: c for c in attention.checks}
+    assert checks["seed-002"].passed
+    wide = checks["wide"]
+    assert not wide.passed and wide.diagnosis.id == "uses-global"
+    assert "the notebook's global D = 4, where X.shape[0] is 6" in wide.diagnosis.message
+    assert "the notebook's global N = 3, where X.shape[1] is 5" in wide.diagnosis.message
+
+
+def test_a_correct_function_that_reads_no_global_gets_no_such_diagnosis(make_submission):
+    honest = MULTIHEAD_WITH_H_D.replace("np.sqrt(H_D)", "np.sqrt(oq.shape[0])")
+    path = make_submission([SETUP, SOFTMAX_COLS, honest], name="dan_udl_attention")
+    result = grading.grade(path, registry.get("udl_attention"), OPTIONS)
+    multihead = {e.name: e for e in result.exercises}["multihead_scaled_self_attention"]
+    assert multihead.score == multihead.max_score == 5.0
