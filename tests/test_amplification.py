@@ -14,6 +14,7 @@ import pytest
 from grader import cli, grading, registry, scoring
 from grader.model import Status, Visibility
 from grader.sandbox.limits import MESSAGE_CHARS, Limits
+from tests.test_attacks import HONEST, HONEST_SCORE  # qkv_projections and causal_mask right
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=3, call_timeout=3, memory_mb=1024))
 MB = 1 << 20
@@ -21,20 +22,6 @@ MB = 1 << 20
 # A generous bound, for noisy machines: the work itself is counted in test_loading.py.
 FAST_S = 10.0
 
-# Honest work: qkv_projections and causal_mask right (2 + 1 points), softmax wrong.
-HONEST = '''
-import numpy as np
-
-def qkv_projections(X, W_q, W_k, W_v):
-    return X @ W_q, X @ W_k, X @ W_v
-
-def causal_mask(seq_len):
-    return np.triu(np.full((seq_len, seq_len), -np.inf), k=1)
-
-def softmax(x):
-    return np.zeros_like(x)
-'''
-HONEST_SCORE = 3.0
 
 
 def notebook(path, cells: list[str], outputs: list | None = None):

@@ -175,9 +175,12 @@ class KernelSession(Session):
             if output.get("output_type") == "stream":
                 self.output.add(str(output.get("text", "")).encode())
         error = next((o for o in outputs if o.get("output_type") == "error"), None)
+        interrupted = elapsed >= self.limits.cell_timeout
         if error is None:
-            return {"status": "ok"}
-        if error.get("ename") == "KeyboardInterrupt" and elapsed >= self.limits.cell_timeout:
+            # An interrupt that lands while IPython formats a long traceback (a runaway
+            # recursion takes seconds) leaves no error output: that statement timed out.
+            return {"status": "timeout"} if interrupted else {"status": "ok"}
+        if error.get("ename") == "KeyboardInterrupt" and interrupted:
             return {"status": "timeout"}
         traceback = ANSI.sub("", "\n".join(error.get("traceback", [])))
         lines = re.findall(r"Cell In\[\d*\], line (\d+)", traceback)
