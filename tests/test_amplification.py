@@ -113,8 +113,6 @@ def test_many_statements_are_refused_before_they_run(tmp_path):
         "put repeated code in a loop or a function and hand it in again")
 
 
-@pytest.mark.xfail(strict=True, reason="the cell message is built in sandbox/session.py "
-                   "(Session._run_cell), which must apply limits.cap to it")
 def test_a_cell_of_many_skipped_statements_has_a_capped_message(tmp_path):
     path = notebook(tmp_path / "noisy_attention_basics.ipynb", [HONEST, "!ls\n" * 499])
     result = grade(path)

@@ -25,7 +25,7 @@ from grader import text
 from grader.errors import SandboxError
 from grader.model import Cell, CellResult, Status, Submission
 from grader.sandbox import cgroups, isolation, processes, protocol
-from grader.sandbox.limits import CappedOutput, Limits
+from grader.sandbox.limits import CappedOutput, Limits, cap
 
 GRACE_S = 2.0
 MAX_RESTARTS = 8
@@ -316,7 +316,8 @@ class Session:
                           "would have stopped at the first error"))
         worst = next((s for s in (Status.CRASHED, Status.TIMEOUT, Status.ERROR)
                       if any(n[0] is s for n in notes)), Status.SKIPPED)
-        return CellResult(cell.index, worst, "; ".join(text for _, text in notes))
+        # A cell of 500 shell escapes would otherwise make a message as long as the cell.
+        return CellResult(cell.index, worst, cap("; ".join(text for _, text in notes)))
 
     def _snapshot(self, cell: Cell) -> None:
         """Let the worker keep the state right after this cell for what the cell defined."""
