@@ -45,6 +45,8 @@ class WrongAnswer:
     """What it returns on the case's inputs."""
     conditional: str = ""
     """The inputs a conditional misconception shows on; empty when it shows on all."""
+    position: int = -1
+    """Its place among the exercise's misconceptions (ids may repeat); -1 for a trivial one."""
 
 
 def trivial_answers(exercise: Exercise, case: Case, inputs: tuple[Any, ...],
@@ -65,11 +67,11 @@ def trivial_answers(exercise: Exercise, case: Case, inputs: tuple[Any, ...],
 def wrong_answers(exercise: Exercise, case: Case, expected: Outputs) -> Iterator[WrongAnswer]:
     """Every misconception's output and every trivial answer on the case's inputs."""
     inputs = case.inputs()
-    for mistake in exercise.misconceptions:
+    for position, mistake in enumerate(exercise.misconceptions):
         outputs = diagnose.run_variant(mistake.variant, inputs, case.init_kwargs,
                                        len(exercise.outputs))
         if outputs is not None:
-            yield WrongAnswer(mistake.id, outputs, mistake.conditional)
+            yield WrongAnswer(mistake.id, outputs, mistake.conditional, position)
     yield from trivial_answers(exercise, case, inputs, expected)
 
 
@@ -90,17 +92,13 @@ def leaks(exercise: Exercise, expected: Callable[[Case], Outputs]) -> list[Leak]
     if exercise.provided:
         return []
     found = []
-    rejected_somewhere: set[str] = set()
-    conditional: set[str] = set()
+    rejected: set[int] = set()  # positions of the misconceptions that some case tells apart
     for case in exercise.cases:
         passing = accepted(exercise, case, expected(case))
-        names = {wrong.name for wrong in passing}
-        rejected_somewhere |= {m.id for m in exercise.misconceptions} - names
-        for wrong in passing:
-            if wrong.conditional:
-                conditional.add(wrong.name)
-            elif case.scored:
-                found.append(Leak(exercise.name, case.name, wrong.name))
-    found += [Leak(exercise.name, "every case", name)
-              for name in sorted(conditional - rejected_somewhere)]
+        rejected |= set(range(len(exercise.misconceptions))) - {w.position for w in passing}
+        found += [Leak(exercise.name, case.name, wrong.name) for wrong in passing
+                  if case.scored and not wrong.conditional]
+    found += [Leak(exercise.name, "every case", mistake.id)
+              for position, mistake in enumerate(exercise.misconceptions)
+              if mistake.conditional and position not in rejected]
     return found

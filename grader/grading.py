@@ -123,9 +123,11 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None,
     try:
         with session:
             cells = tuple(hints.explain(cell) for cell in session.run(submission))
+            reads = notebook_globals.globals_read(
+                submission, (exercise.name for exercise in assignment.exercises))
             exercises = tuple(
                 _grade_exercise(session, exercise, stored, options.public_only,
-                                Context.of(submission, exercise))
+                                Context.of(exercise, reads[exercise.name]))
                 for exercise in assignment.exercises)
             output = session.captured_output()
     except GraderError:
@@ -172,11 +174,10 @@ class Context:
     """The inputs of the exercise's first public case: the notebook's own example."""
 
     @classmethod
-    def of(cls, submission: Submission, exercise: Exercise) -> Context:
-        """Read the context of one exercise from the submission's source (nothing runs)."""
+    def of(cls, exercise: Exercise, reads: Mapping[str, float]) -> Context:
+        """The context of one exercise, given the globals its function reads."""
         public = next((c for c in exercise.cases if c.visibility is Visibility.PUBLIC), None)
-        return cls(notebook_globals.globals_read(submission, exercise.name),
-                   public.inputs() if public else None)
+        return cls(reads, public.inputs() if public else None)
 
 
 def _grade_exercise(session: Session, exercise: Exercise, stored: references.References,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 import operator
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from grader.model import Submission
@@ -67,6 +67,7 @@ def _bind(target: ast.expr, value: ast.expr, known: dict[str, float]) -> None:
 
 
 def _top_level(submission: Submission) -> list[ast.stmt]:
+    """The top-level statements of every cell that parses, in order."""
     statements: list[ast.stmt] = []
     for cell in submission.cells:
         if cell.syntax_error:
@@ -80,8 +81,12 @@ def _top_level(submission: Submission) -> list[ast.stmt]:
 
 def numeric_globals(submission: Submission) -> dict[str, float]:
     """The numeric globals as they stand at the end of the notebook."""
+    return _numeric(_top_level(submission))
+
+
+def _numeric(statements: list[ast.stmt]) -> dict[str, float]:
     known: dict[str, float] = {}
-    for statement in _top_level(submission):
+    for statement in statements:
         if isinstance(statement, ast.Assign):
             for target in statement.targets:
                 _bind(target, statement.value, known)
@@ -112,11 +117,12 @@ def _free_names(function: ast.FunctionDef) -> set[str]:
     return loaded - bound - set(dir(builtins))
 
 
-def globals_read(submission: Submission, function: str) -> dict[str, float]:
-    """The numeric globals that the last top-level definition of `function` reads."""
-    definitions = [s for s in _top_level(submission)
-                   if isinstance(s, ast.FunctionDef) and s.name == function]
-    if not definitions:
-        return {}
-    known = numeric_globals(submission)
-    return {name: known[name] for name in sorted(_free_names(definitions[-1])) if name in known}
+def globals_read(submission: Submission, functions: Iterable[str]) -> dict[str, dict[str, float]]:
+    """For each of `functions`, the numeric globals its last top-level definition reads
+    (empty for one that is not defined). The notebook is parsed once for all of them."""
+    statements = _top_level(submission)
+    known = _numeric(statements)
+    definitions = {s.name: s for s in statements if isinstance(s, ast.FunctionDef)}
+    return {function: {name: known[name] for name in sorted(_free_names(definitions[function]))
+                       if name in known} if function in definitions else {}
+            for function in functions}

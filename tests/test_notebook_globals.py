@@ -57,8 +57,8 @@ def test_numeric_globals_are_read_from_the_source_without_running_it(make_submis
 def test_a_function_reads_the_globals_it_neither_takes_nor_binds(make_submission):
     source = SETUP + "def f(X, D):\n  M = N + D\n  return X * M * H_D * len(X)\n"
     submission = loading.load(make_submission([source]))
-    assert notebook_globals.globals_read(submission, "f") == {"N": 6.0, "H_D": 4.0}
-    assert notebook_globals.globals_read(submission, "g") == {}
+    assert notebook_globals.globals_read(submission, ["f", "g"]) == {
+        "f": {"N": 6.0, "H_D": 4.0}, "g": {}}
 
 
 def test_the_h_d_global_is_named_instead_of_wrong_scale(make_submission):
