@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from grader import references
+from grader.sandbox import isolation
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,12 +56,28 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _ours(pid: int) -> bool:
+    """Whether `pid` came from a grader: it runs in another PID namespace (every sandbox has
+    its own), as a sandbox uid, or with the grader on its command line. Other processes the
+    machine starts meanwhile (a concurrent build, a cron job) are not ours to count."""
+    try:
+        if os.readlink(f"/proc/{pid}/ns/pid") != os.readlink("/proc/self/ns/pid"):
+            return True
+        if os.stat(f"/proc/{pid}").st_uid in isolation.SANDBOX_UIDS:
+            return True
+        with open(f"/proc/{pid}/cmdline", "rb") as stream:
+            return b"grader" in stream.read()
+    except OSError:
+        return False
+
+
 def survivors(before: set[int], grace: float = 5.0) -> list[int]:
-    """Processes started since `before` that are still alive after a short grace period (a
-    dying PID namespace takes a moment to reap its members)."""
+    """Processes a grader started since `before` that are still alive after a short grace
+    period (a dying PID namespace takes a moment to reap its members)."""
     deadline = time.monotonic() + grace
     while True:
-        alive = [pid for pid in processes() - before if _alive(pid) and pid != os.getpid()]
+        alive = [pid for pid in processes() - before
+                 if pid != os.getpid() and _alive(pid) and _ours(pid)]
         if not alive or time.monotonic() > deadline:
             return alive
         time.sleep(0.1)

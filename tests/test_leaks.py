@@ -105,23 +105,50 @@ def wheel_python(tmp_path_factory) -> Path:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _as_user(command: list[str]) -> list[str]:
-    """`command` run as a normal user. An interpreter under /root (pyenv) is made reachable in
-    a private mount namespace: /root becomes an empty folder that holds only .pyenv."""
+def _locked(paths: list[Path]) -> list[Path]:
+    """The folders on the way to `paths` that other users cannot pass, outermost first: /root
+    under pyenv, or the folder `mktemp -d` made (mode 0700) for a fresh clone."""
+    locked = set()
+    for path in paths:
+        for folder in reversed(path.resolve().parents):
+            if folder != Path("/") and not folder.stat().st_mode & stat.S_IXOTH:
+                locked.add(folder)
+    return sorted(locked, key=lambda folder: len(folder.parts))
+
+
+def _passable(locked: list[Path], paths: list[Path]) -> str:
+    """Shell that, in a private mount namespace, makes each locked folder passable while
+    showing only the entries on the way to `paths`: the folder is moved aside, an empty
+    tmpfs (mode 0755) takes its place, and each entry needed is bound back into it. Nothing
+    changes outside this namespace, and the files keep their own owners and modes."""
+    steps = []
+    for folder in locked:
+        stash = tempfile.mkdtemp(prefix="leakscan-stash-")
+        needed = sorted({path.resolve().relative_to(folder).parts[0]
+                         for path in paths if folder in path.resolve().parents})
+        steps.append(f"mount --bind '{folder}' '{stash}' && "
+                     f"mount -t tmpfs -o mode=0755 tmpfs '{folder}'")
+        for entry in needed:
+            make = "mkdir" if (folder / entry).is_dir() else "touch"
+            steps.append(f"{make} '{folder / entry}' && "
+                         f"mount --bind '{stash}/{entry}' '{folder / entry}'")
+    return " && ".join(steps)
+
+
+def _as_user(command: list[str], reach: list[Path]) -> list[Path]:
+    """`command` run as a normal user created here, able to reach every path in `reach` (the
+    interpreter, the project, the scan) even where a folder on the way is private."""
     try:
         pwd.getpwnam(USER)
     except KeyError:
         subprocess.run(["useradd", "--system", "--no-create-home", USER], check=True)
     user = f"setpriv --reuid={USER} --regid={USER} --clear-groups"
     inner = " ".join(f"'{part}'" for part in command)
-    hidden_root = not os.stat("/root").st_mode & stat.S_IXOTH
-    if hidden_root and sys.base_prefix.startswith("/root/"):
-        stash = tempfile.mkdtemp(prefix="leakscan-stash-")
-        script = (f"mount --bind /root/.pyenv {stash} && "
-                  "mount -t tmpfs -o mode=0755 tmpfs /root && mkdir /root/.pyenv && "
-                  f"mount --bind {stash} /root/.pyenv && exec {user} {inner}")
-        return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script]
-    return ["sh", "-c", f"exec {user} {inner}"]
+    locked = _locked(reach)
+    if not locked:
+        return ["sh", "-c", f"exec {user} {inner}"]
+    script = f"{_passable(locked, reach)} && exec {user} {inner}"
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script]
 
 
 def _scan(python: Path, scanner: Path, as_user: bool, cwd: Path) -> tuple[dict, str]:
@@ -130,7 +157,9 @@ def _scan(python: Path, scanner: Path, as_user: bool, cwd: Path) -> tuple[dict, 
     command = [str(python), "-m", "grader", "run", str(scanner), "--assignment",
                "udl_attention", "--timeout", str(SCAN_SECONDS), "--json", str(out / "r.json")]
     if as_user and os.geteuid() == 0:
-        command = _as_user(command)
+        reach = [python.parent, python.resolve(), Path(sys.base_prefix), Path(sys.prefix),
+                 ROOT, scanner, out]
+        command = _as_user(command, reach)
     env = dict(os.environ, GRADER_SOLUTIONS=str(ROOT / "solutions"), HOME=str(out))
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=SCAN_SECONDS + 60)
