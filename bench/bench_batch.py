@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = [ROOT / "tests" / "corpus" / "udl_attention" / "loops.ipynb",
            ROOT / "tests" / "corpus" / "udl_attention" / "seed002.ipynb",
-           ROOT / "exercises" / "udl_attention.ipynb"]
+           ROOT / "exercises" / "udl_attention_12_1.ipynb"]
 
 
 def make_class(folder: Path, count: int) -> list[Path]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
-from grader import grading, references, submissions, text
+from grader import combine, grading, references, submissions, text
 from grader.errors import UsageError
 from grader.gradebook import Gradebook
 from grader.model import Assignment, Result, Status
@@ -33,16 +33,27 @@ from grader.report import json as json_report
 
 @dataclass(frozen=True)
 class Job:
-    """One submission file to grade."""
+    """One student's files, graded as one submission."""
 
-    path: Path
-    """The file."""
-    relative: str
-    """Its path under the submissions folder, with forward slashes."""
+    paths: tuple[Path, ...]
+    """The files, in the order found."""
+    names: tuple[str, ...]
+    """Their paths under the submissions folder, with forward slashes."""
     student: str
-    """Whose it is."""
-    sha256: str
-    """Hash of its bytes now."""
+    """Whose they are."""
+    hashes: tuple[str, ...]
+    """The hash of each file's bytes now."""
+
+    @property
+    def relative(self) -> str:
+        """The submission as the gradebook names it: its file, or its files joined."""
+        return combine.name(self.names)
+
+    @property
+    def sha256(self) -> str:
+        """The file's hash, or for several files one hash of theirs (a change to any of
+        them is a new submission)."""
+        return self.hashes[0] if len(self.hashes) == 1 else combine.digest(self.hashes)
 
 
 @dataclass(frozen=True)
@@ -50,9 +61,9 @@ class Summary:
     """What a batch did."""
 
     graded: int
-    """Submissions graded in this run."""
+    """Students' submissions graded in this run (a student's files are one submission)."""
     skipped: int
-    """Submissions already in the gradebook with the same hash."""
+    """Submissions already in the gradebook with the same hashes."""
     errors: int
     """Submissions that could not be graded (status "error")."""
     ignored: tuple[str, ...]
@@ -99,9 +110,10 @@ def compile_pattern(text: str | None) -> re.Pattern[str] | None:
 
 
 def find(folder: Path, pattern: re.Pattern[str] | None) -> tuple[list[Job], list[str]]:
-    """The submissions in a folder, and the files passed over, each with the reason."""
+    """The submissions in a folder, one per student with all their files, and the files
+    passed over, each with the reason."""
     found = submissions.in_folder(folder)
-    jobs = []
+    files: dict[str, list[tuple[Path, str, str]]] = {}
     ignored = [f"{path.relative_to(folder).as_posix()}: {why}" for path, why in found.refused]
     for path in found.files:
         relative = path.relative_to(folder).as_posix()
@@ -117,7 +129,10 @@ def find(folder: Path, pattern: re.Pattern[str] | None) -> tuple[list[Job], list
         except OSError as exc:
             ignored.append(f"{relative}: cannot be read ({exc.strerror or exc})")
             continue
-        jobs.append(Job(path, relative, str(student), hashlib.sha256(data).hexdigest()))
+        files.setdefault(str(student), []).append(
+            (path, relative, hashlib.sha256(data).hexdigest()))
+    jobs = [Job(tuple(p for p, _, _ in own), tuple(r for _, r, _ in own), student,
+                tuple(h for _, _, h in own)) for student, own in files.items()]
     return jobs, ignored
 
 
@@ -125,7 +140,7 @@ def write_outputs(out: Path, job: Job, result: Result) -> None:
     """The JSON result and the HTML and Markdown reports of one submission."""
     folder = out / "results" / job.student
     folder.mkdir(parents=True, exist_ok=True)
-    stem = Path(job.relative).stem
+    stem = Path(job.names[0]).stem if len(job.names) == 1 else result.assignment
     (folder / f"{stem}.json").write_text(json_report.render(result), encoding="utf-8")
     (folder / f"{stem}.html").write_text(html.render(result), encoding="utf-8")
     (folder / f"{stem}.md").write_text(markdown.render(result), encoding="utf-8")
@@ -133,14 +148,17 @@ def write_outputs(out: Path, job: Job, result: Result) -> None:
 
 def _grade_one(job: Job, assignment: Assignment, options: grading.Options,
                stored: references.References) -> Result:
-    try:
-        result = grading.grade(job.path, assignment, options, stored)
-    except Exception as exc:  # one bad submission never stops the class; graded next run
-        result = grading.failed_result(assignment, str(job.path),
-                                       f"{job.path}: could not be graded ({exc})",
-                                       grader_failed=True)
-    # Record the hash the batch saw, so that a rerun recognises the file.
-    return replace(result, submission=job.relative, sha256=job.sha256)
+    results = []
+    for path, relative, sha256 in zip(job.paths, job.names, job.hashes, strict=True):
+        try:
+            result = grading.grade(path, assignment, options, stored)
+        except Exception as exc:  # one bad submission never stops the class; graded next run
+            result = grading.failed_result(assignment, str(path),
+                                           f"{path}: could not be graded ({exc})",
+                                           grader_failed=True)
+        # Record the name and hash the batch saw, so that a rerun recognises the file.
+        results.append(replace(result, submission=relative, sha256=sha256))
+    return combine.best_of(assignment, results)
 
 
 def run(folder: Path, assignment: Assignment, out: Path, jobs: int,

@@ -92,12 +92,32 @@ def _grade_all(args: argparse.Namespace, out: TextIO, public_only: bool) -> list
     options = _options(args, public_only)
     color = out.isatty() if hasattr(out, "isatty") else False
     results = []
-    for path, name in plan:
-        result = grading.grade(path, registry.get(str(name)), options)
+    for name, group in _students(plan, args.each):
+        assignment = registry.get(name)
+        result = (grading.grade(group[0], assignment, options) if len(group) == 1
+                  else grading.grade_files(group, assignment, options))
         results.append(result)
         out.write(terminal.render(result, color=color, verbose=args.verbose))
     _write_outputs(args, results)
     return results
+
+
+def _students(plan: list[tuple[Path, str | None]], each: bool
+              ) -> list[tuple[str, list[Path]]]:
+    """What to grade as one result: every file of an assignment together (one student's
+    parts, such as the book's two notebooks), or with `each`, every file on its own."""
+    if each:
+        return [(str(name), [path]) for path, name in plan]
+    groups: dict[str, list[Path]] = {}
+    for path, name in plan:
+        groups.setdefault(str(name), []).append(path)
+    return list(groups.items())
+
+
+def _report_name(result: Result) -> str:
+    """A report's file name among several: the submission's, or the assignment's when it
+    combines several files."""
+    return result.assignment if result.files else Path(result.submission).stem
 
 
 def _write_outputs(args: argparse.Namespace, results: list[Result]) -> None:
@@ -114,7 +134,7 @@ def _write_outputs(args: argparse.Namespace, results: list[Result]) -> None:
             _write(target, render(results[0]))
             continue
         for result in results:  # several submissions: the path is a folder
-            _write(str(Path(target) / (Path(result.submission).stem + suffix)), render(result))
+            _write(str(Path(target) / (_report_name(result) + suffix)), render(result))
 
 
 def _write(path: str, text: str) -> None:
@@ -213,7 +233,11 @@ def _add_limits(parser: argparse.ArgumentParser) -> None:
 
 def _add_grading_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("submissions", nargs="+", metavar="SUBMISSION",
-                        help="a .ipynb or .py file, or a folder of them")
+                        help="a .ipynb or .py file, or a folder of them; the files of one "
+                        "assignment are one student's work, each exercise taken from the file "
+                        "where it scores best")
+    parser.add_argument("--each", action="store_true",
+                        help="grade every file on its own (files of several students)")
     parser.add_argument("--assignment", help="assignment name (default: from the notebook's "
                         "metadata or the file name)")
     parser.add_argument("--json", metavar="PATH", help="write the JSON result here")

@@ -69,28 +69,30 @@ def build(assignment: Assignment, target: Path) -> list[str]:
     return sorted(entries)
 
 
-def find_submission(folder: Path, assignment: Assignment) -> Path | None:
-    """The student's file: one naming the assignment if any, else the first notebook or module."""
+def find_submissions(folder: Path, assignment: Assignment) -> list[Path]:
+    """The student's files: those naming the assignment if any, else the notebooks, else
+    every notebook or module. Several are graded together, each exercise from the file where
+    it scores best (the book's two notebooks)."""
     if not folder.is_dir():
-        return None
+        return []
     candidates = list(submissions.in_folder(folder).files)
     named = [p for p in candidates if grading.infer_assignment(p) == assignment.name]
     notebooks = [p for p in candidates if p.suffix == ".ipynb"]
     for group in (named, notebooks, candidates):
         if group:
-            return group[0]
-    return None
+            return group
+    return []
 
 
 def run(assignment: Assignment, options: grading.Options) -> Result:
     """Grade the submission in the autograder tree and write results.json."""
     root = autograder_root()
-    submission = find_submission(root / "submission", assignment)
-    if submission is None:
+    found = find_submissions(root / "submission", assignment)
+    if not found:
         result = grading.failed_result(assignment, "(nothing)", "no .ipynb or .py file was "
                                        "submitted; upload your notebook")
     else:
-        result = grading.grade(submission, assignment, options)
+        result = grading.grade_files(found, assignment, options)
     document = gradescope_report.to_dict(result)
     metadata = root / "submission_metadata.json"
     if metadata.is_file():

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader import (
+    combine,
     compare,
     diagnose,
     hints,
@@ -146,6 +147,17 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None,
                   public_only=options.public_only, sha256=submission.sha256)
 
 
+def grade_files(paths: Sequence[Path], assignment: Assignment, options: Options | None = None,
+                stored: references.References | None = None) -> Result:
+    """Grade one student's files for one assignment (the book's two notebooks, say): each
+    file on its own, then each exercise from the file where it scores best."""
+    options = options or Options()
+    if stored is None:
+        stored = ready(assignment, options)
+    return combine.best_of(assignment, [grade(path, assignment, options, stored)
+                                        for path in paths])
+
+
 def _session(submission: Submission, assignment: Assignment, options: Options,
              started: float) -> Session:
     if options.engine not in ENGINES:
@@ -234,8 +246,11 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
             else:  # an index out of range, say, because N is the notebook's global
                 diagnosis = diagnose.uses_global(exercise, context.reads, inputs,
                                                  context.example)
+            message = outcome.message
+            if outcome.status is Status.MISSING and exercise.notebook:
+                message += f" (it belongs in {exercise.notebook})"
             check = scoring.failed_check(
-                case.name, exercise, outcome.status, outcome.message, diagnosis=diagnosis,
+                case.name, exercise, outcome.status, message, diagnosis=diagnosis,
                 visibility=case.visibility, note=case.note)
         first = first or check
         if outcome.status in (Status.MISSING, Status.TIMEOUT):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -118,6 +119,11 @@ class Exercise:
     """Answers that compute nothing of the exercise, beyond the generic ones (an input
     returned unchanged, zeros): `(name, function of the inputs)`, for example "return V".
     No scored case may accept one (`grader.fairness`)."""
+    notebook: str = ""
+    """The stub notebook it lives in, when the assignment is split across several as the book
+    splits chapter 12 (for example "udl_attention_12_2.ipynb"); empty when there is one.
+    A student may hand in every part: each exercise is taken from the file where it scores
+    best (`grader.combine`)."""
 
     @property
     def scored_points(self) -> float:
@@ -221,6 +227,8 @@ class CellResult:
     """OK, ERROR, TIMEOUT, CRASHED or SKIPPED."""
     message: str = ""
     """What went wrong, naming the line and the exception."""
+    file: str = ""
+    """The file it is in, when the result combines several files; else empty."""
 
 
 @dataclass(frozen=True)
@@ -297,6 +305,8 @@ class ExerciseResult:
     """Points available."""
     checks: tuple[CheckResult, ...]
     """One per case."""
+    file: str = ""
+    """The file its checks come from, when the result combines several files; else empty."""
 
     @property
     def scored(self) -> bool:
@@ -336,6 +346,14 @@ class Result:
     """Hash of the submitted file."""
     grader_failed: bool = False
     """The grader, not the submission, is to blame for an ERROR: a batch grades it again."""
+    files: tuple[str, ...] = ()
+    """The files combined into this result, when a student handed in more than one."""
+
+    @property
+    def name(self) -> str:
+        """The submission as its reports title it: the file's name without the folders of
+        the grading machine, or the names of the files it combines."""
+        return " + ".join(Path(file).name for file in self.files or (self.submission,))
 
     @property
     def problem_cells(self) -> tuple[CellResult, ...]:

@@ -117,11 +117,18 @@ def test_a_folder_is_every_submission_in_it(tmp_path):
         (tmp_path / name).write_text((ROOT / "solutions" / "udl_attention.py").read_text())
     (tmp_path / "notes.txt").write_text("not a submission")
     out_json = tmp_path / "all.json"
-    code, out, _ = invoke("run", str(tmp_path), "--json", str(out_json))
+    # --each: every file on its own, as for files of several students
+    code, out, _ = invoke("run", str(tmp_path), "--each", "--json", str(out_json))
     assert code == 0
     data = json.loads(out_json.read_text())
     assert data["schema"] == "grader.results/1"
     assert [r["score"] for r in data["results"]] == [10.0, 10.0]
+    # Without it, the files of one assignment are one student's work: one result.
+    code, out, _ = invoke("run", str(tmp_path), "--json", str(out_json))
+    data = json.loads(out_json.read_text())
+    assert (code, data["schema"], data["score"]) == (0, "grader.result/1", 10.0)
+    assert data["files"] == [str(tmp_path / "a_udl_attention.py"),
+                             str(tmp_path / "b_udl_attention.py")]
 
 
 def test_check_runs_public_cases_only():

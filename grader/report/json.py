@@ -22,7 +22,8 @@ def _check(check: CheckResult) -> dict[str, Any]:
 
 def _exercise(exercise: ExerciseResult) -> dict[str, Any]:
     return {"name": exercise.name, "score": exercise.score, "max_score": exercise.max_score,
-            "status": exercise.status.value, "checks": [_check(c) for c in exercise.checks]}
+            "status": exercise.status.value, "checks": [_check(c) for c in exercise.checks],
+            "file": exercise.file}
 
 
 def to_dict(result: Result) -> dict[str, Any]:
@@ -32,12 +33,12 @@ def to_dict(result: Result) -> dict[str, Any]:
         "schema": SCHEMA, "assignment": result.assignment, "submission": result.submission,
         "status": result.status.value, "error": result.error, "score": result.score,
         "max_score": result.max_score, "duration_s": result.duration_s,
-        "cells": [{"index": c.index, "status": c.status.value, "message": c.message}
-                  for c in result.cells],
+        "cells": [{"index": c.index, "status": c.status.value, "message": c.message,
+                   "file": c.file} for c in result.cells],
         "exercises": [_exercise(e) for e in result.exercises],
         "public_only": result.public_only, "isolation": result.isolation,
         "sha256": result.sha256, "output": result.output,
-        "grader_failed": result.grader_failed,
+        "grader_failed": result.grader_failed, "files": list(result.files),
     }
 
 

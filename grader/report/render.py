@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from pathlib import PurePath
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
@@ -35,6 +36,7 @@ def environment() -> Environment:
                       keep_trailing_newline=True)
     env.filters["md"] = md_escape
     env.filters["fence"] = fence
+    env.filters["basename"] = lambda value: PurePath(str(value)).name
     env.filters["points"] = lambda value: f"{value:.4g}"
     env.globals.update(version=__version__, Status=Status, pair=heatmap.pair)
     return env

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
@@ -27,7 +28,7 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
     target = io.StringIO()
     console = Console(file=target, highlight=False, soft_wrap=True, emoji=False,
                       force_terminal=color, no_color=not color, width=100)
-    title = _safe(f"{result.submission} · {result.assignment}")
+    title = _safe(f"{result.name} · {result.assignment}")
     if result.status is Status.ERROR:
         console.print(f"[bold]{title}[/]: [red]could not be graded[/]")
         console.print(f"  {_safe(result.error or '')}")
@@ -46,9 +47,10 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
         points = "" if result.public_only else f"{exercise.score:g}/{exercise.max_score:g}  "
         if not exercise.scored:
             style, points = "dim", "given, not scored  "
+        origin = f"  from {_safe(Path(exercise.file).name)}" if exercise.file else ""
         console.print(f"  [{style}]{_MARK.get(exercise.status, '·') if exercise.scored else '·'} "
                       f"{exercise.name}[/] "
-                      f"{points}({passed}/{len(exercise.checks)} checks)")
+                      f"{points}({passed}/{len(exercise.checks)} checks){origin}")
         shown = set()
         for check in exercise.checks:
             if check.passed:
@@ -66,6 +68,7 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
             for line in detail[1:]:
                 console.print(f"        {_safe(line)}")
     for cell in result.problem_cells:
-        console.print(f"  [{_STYLE.get(cell.status, '')}]cell {cell.index} "
+        where = f"{_safe(Path(cell.file).name)} " if cell.file else ""
+        console.print(f"  [{_STYLE.get(cell.status, '')}]{where}cell {cell.index} "
                       f"{cell.status.value}[/]: {_safe(cell.message)}")
     return target.getvalue()
