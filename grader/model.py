@@ -313,6 +313,23 @@ class ExerciseResult:
         """Whether it counts towards the score (a function the notebook provides does not)."""
         return self.max_score > 0
 
+    def explains(self, check: CheckResult) -> bool:
+        """Whether `check`'s note helps the student: it says why the check earns no points,
+        or, for a failure, what sets this case apart from others of the exercise that pass
+        ("inputs in the thousands"). When every case fails alike, the note explains nothing."""
+        if not check.note:
+            return False
+        if not check.scored:
+            return True
+        return not check.passed and any(c.passed for c in self.checks)
+
+    @property
+    def missing(self) -> str:
+        """For a function never defined, the one message that says so; else empty."""
+        if self.status is Status.MISSING and self.checks:
+            return self.checks[0].message
+        return ""
+
 
 @dataclass(frozen=True)
 class Result:

@@ -140,8 +140,7 @@ def test_grade_run_with_two_notebooks_is_one_result(parts, tmp_path):
                     "--json", str(json_path), "--md", str(md_path)], out, err)
     assert code == 0, err.getvalue()
     text = out.getvalue()
-    assert text.startswith("12_1_Self_Attention.ipynb + 12_2_Multihead_Self_Attention.ipynb · "
-                           "udl_attention: 10 / 10")
+    assert text.startswith(f"{parts[0]} + {parts[1]} · udl_attention: 10 / 10")
     assert "✓ multihead_scaled_self_attention 5/5  (4/4 checks)  from " \
            "12_2_Multihead_Self_Attention.ipynb" in text
     data = json.loads(json_path.read_text())
@@ -153,8 +152,8 @@ def test_grade_run_with_two_notebooks_is_one_result(parts, tmp_path):
     out = io.StringIO()
     assert cli.run(["run", *map(str, parts), "--assignment", "udl_attention", "--each"],
                    out, io.StringIO()) == 0
-    assert "12_1_Self_Attention.ipynb · udl_attention: 5 / 10" in out.getvalue()
-    assert "12_2_Multihead_Self_Attention.ipynb · udl_attention: 5 / 10" in out.getvalue()
+    assert f"{parts[0]} · udl_attention: 5 / 10" in out.getvalue()
+    assert f"{parts[1]} · udl_attention: 5 / 10" in out.getvalue()
 
 
 def test_a_student_folder_in_a_batch_is_one_row_with_the_best_of_each(parts, tmp_path):

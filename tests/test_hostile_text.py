@@ -94,13 +94,13 @@ raise RuntimeError("cell\r\x1b[2J\x1b[H10 / 10 \u2713 \x9b31m\x07")
         "      vector (public): raised ValueError: boom\n"
         "        [2J[H10 / 10 \u2713 31m (line 3)\n"
         "  ? qkv_projections 0/2  (0/3 checks)\n"
-        "      seed-003 (public): no function named qkv_projections is defined\n"
+        "      not found: no function named qkv_projections is defined\n"
         "  ? scaled_dot_product_attention 0/3  (0/6 checks)\n"
-        "      seed-001 (public): no function named scaled_dot_product_attention is defined\n"
+        "      not found: no function named scaled_dot_product_attention is defined\n"
         "  ? causal_mask 0/1  (0/3 checks)\n"
-        "      three (public): no function named causal_mask is defined\n"
+        "      not found: no function named causal_mask is defined\n"
         "  ? causal_self_attention 0/2  (0/4 checks)\n"
-        "      seed-001-masked (public): no function named causal_self_attention is defined\n"
+        "      not found: no function named causal_self_attention is defined\n"
         "  cell 1 error: line 5: RuntimeError: cell [2J[H10 / 10 \u2713 31m\n")
     root = tmp_path / "autograder"
     (root / "submission").mkdir(parents=True)
@@ -135,7 +135,8 @@ def test_every_writer_drops_control_characters():
 def test_batch_progress_lines_show_no_escape_sequences():
     stream = io.StringIO()
     report = batch._progress(stream, 1)
-    job = batch.Job(Path("x"), "\x1b[2Jeve\x9b/nb\x07.ipynb", "\x1b[2Jeve\x9b", "0" * 64)
+    job = batch.Job((Path("x"),), ("\x1b[2Jeve\x9b/nb\x07.ipynb",), "\x1b[2Jeve\x9b",
+                    ("0" * 64,))
     report(job, Result("attention_basics", "nb.ipynb", Status.GRADED, 3.0, 10.0, 0.1))
     assert re.fullmatch(r"\[1/1\] \[2Jeve \(\[2Jeve/nb\.ipynb\): 3/10; [0-9.]+/s, "
                         r"about 0 s left\n", stream.getvalue())
@@ -217,7 +218,7 @@ def test_run_writes_every_report_for_an_undecodable_file_name(tmp_path, monkeypa
     document = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert document["submission"] == "bad\ufffd_attention_basics.py"
     assert document["cells"] == [{"index": 1, "status": "error",
-                                  "message": "line 1: ValueError: \ufffd"}]
+                                  "message": "line 1: ValueError: \ufffd", "file": ""}]
     assert "Feedback for bad\ufffd_attention_basics.py" in (tmp_path / "r.html").read_text(
         encoding="utf-8")
     assert "## Feedback: bad\ufffd\\_attention\\_basics.py" in (tmp_path / "r.md").read_text(

@@ -155,3 +155,69 @@ def test_heatmap_pair_shares_one_scale_and_marks_only_the_obtained():
     assert expected.cells[0].fill == obtained.cells[0].fill
     assert obtained.title == "your weights"
     assert "NaN" in heatmap.heatmap(np.array([[np.nan]]), np.array([[True]]), "t", 1).cells[0].text
+
+
+# --------------------------------------------------------------------------- words (#10)
+
+def _missing_exercise() -> ExerciseResult:
+    message = ("no function named multihead_scaled_self_attention is defined (it belongs in "
+               "udl_attention_12_2.ipynb)")
+    checks = tuple(CheckResult(name, Visibility.PUBLIC if name == "notebook-example"
+                               else Visibility.HIDDEN, False, 0.0, 1.25, Status.MISSING, message)
+                   for name in ("notebook-example", "small", "wide", "eight-heads"))
+    return ExerciseResult("multihead_scaled_self_attention", Status.MISSING, 0.0, 5.0, checks)
+
+
+def test_a_missing_function_is_reported_once_in_every_report():
+    missing = result(exercises=(_missing_exercise(),), score=0.0, max_score=5.0)
+    said = "no function named multihead_scaled_self_attention is defined"
+    for page in (html.render(missing), markdown.render(missing),
+                 terminal.render(missing, verbose=True)):
+        page = page.replace("\\_", "_")  # Markdown escapes underscores
+        assert page.count(said) == 1, page
+        assert "(it belongs in udl_attention_12_2.ipynb)" in page
+    assert "<p class=\"missing\">Not found: no function named" in html.render(missing)
+
+
+def test_a_note_is_shown_only_when_it_explains_the_failure():
+    note = "values in the thousands"
+    alike = CheckResult("large", Visibility.HIDDEN, False, 0.0, 1.0, Status.FAILED,
+                        "values differ", note=note)
+    other = CheckResult("small", Visibility.PUBLIC, False, 0.0, 1.0, Status.FAILED,
+                        "values differ")
+    everything_fails = ExerciseResult("softmax", Status.FAILED, 0.0, 2.0, (other, alike))
+    assert not everything_fails.explains(alike)
+    page = html.render(result(exercises=(everything_fails,)))
+    assert note not in page and note not in markdown.render(result(exercises=(everything_fails,)))
+    # Only the large case fails: its note says what sets it apart.
+    passing = CheckResult("small", Visibility.PUBLIC, True, 1.0, 1.0, Status.PASSED)
+    only_large = ExerciseResult("softmax", Status.FAILED, 1.0, 2.0, (passing, alike))
+    assert only_large.explains(alike)
+    assert note in html.render(result(exercises=(only_large,)))
+    assert f"**large** (hidden): {note}" in markdown.render(result(exercises=(only_large,)))
+    # A check worth no points always says why, passed or not.
+    advice = CheckResult("one-token", Visibility.HIDDEN, True, 0.0, 0.0, Status.PASSED,
+                         note="worth no points: one token")
+    assert ExerciseResult("softmax", Status.PASSED, 1.0, 1.0, (passing, advice)).explains(advice)
+
+
+def test_titles_name_the_file_not_the_grading_machines_folders():
+    graded = result(submission="/srv/grading/2026/alice/12_1_Self_Attention.ipynb")
+    for page in (html.render(graded), markdown.render(graded)):
+        assert "/srv/grading" not in page
+        assert "12_1_Self_Attention.ipynb" in page.replace("\\_", "_")
+    assert "<h1>Feedback for 12_1_Self_Attention.ipynb</h1>" in html.render(graded)
+
+
+def test_the_footer_is_in_plain_words():
+    confined = result(isolation="a separate process; its own PID, network and IPC namespaces "
+                                "(no network; ...)", duration_s=1.234)
+    footer = html.render(confined).split("<footer>")[1]
+    assert "Graded by attention-grader" in footer and "in 1.2 seconds." in footer
+    assert "Hidden cases use inputs you do not see" in footer
+    assert "cut off from the network and from the grader's files" in footer
+    assert "namespace" not in footer
+    # Without that isolation the footer does not claim it; a self-check says what it is.
+    plain = markdown.render(result(isolation="a separate process", public_only=True))
+    assert "cut off from the network" not in plain
+    assert "This is a self-check on the public cases" in plain

@@ -28,7 +28,8 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
     target = io.StringIO()
     console = Console(file=target, highlight=False, soft_wrap=True, emoji=False,
                       force_terminal=color, no_color=not color, width=100)
-    title = _safe(f"{result.name} · {result.assignment}")
+    # The path as the instructor typed it (reports for students show the file's name only).
+    title = _safe(f"{result.submission} · {result.assignment}")
     if result.status is Status.ERROR:
         console.print(f"[bold]{title}[/]: [red]could not be graded[/]")
         console.print(f"  {_safe(result.error or '')}")
@@ -51,6 +52,9 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
         console.print(f"  [{style}]{_MARK.get(exercise.status, '·') if exercise.scored else '·'} "
                       f"{exercise.name}[/] "
                       f"{points}({passed}/{len(exercise.checks)} checks){origin}")
+        if exercise.missing:
+            console.print(f"      not found: {_safe(exercise.missing)}")
+            continue
         shown = set()
         for check in exercise.checks:
             if check.passed:
