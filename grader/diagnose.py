@@ -63,27 +63,32 @@ def parameters(signature: str) -> list[str]:
     return [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
 
 
-def uses_global(exercise: Exercise, reads: Mapping[str, float], inputs: tuple[Any, ...],
-                example: tuple[Any, ...] | None) -> Diagnosis | None:
+def uses_global(exercise: Exercise, reads: Mapping[str, tuple[float, ...]],
+                inputs: tuple[Any, ...], example: tuple[Any, ...] | None) -> Diagnosis | None:
     """The notebook globals the function reads where this case's inputs have other sizes.
 
-    A global counts when its value is a size of the notebook's example (the first public
-    case: say omega_q1.shape[0] == H_D == 4) and this case's inputs, at each place where the
-    example has that size, have another one: the code reads the global, and the global is wrong
-    here, so the diagnosis says only what the code does."""
+    A global counts when one of its values (at the end of the notebook, or where the function
+    is defined) is a size of the notebook's example (the first public case: say
+    omega_q1.shape[0] == H_D == 4) and this case's inputs, at each place where the example has
+    that size, have another one: the code reads the global, and the global is wrong here, so
+    the diagnosis says only what the code does."""
     if example is None or not reads:
         return None
     names = parameters(exercise.signature)
     found = []
-    for name, value in reads.items():
-        places = [(i, axis) for i, item in enumerate(example) if isinstance(item, np.ndarray)
-                  for axis, size in enumerate(item.shape) if size == value]
-        here = [(i, axis, np.shape(inputs[i])[axis]) for i, axis in places
-                if i < len(inputs) and np.ndim(inputs[i]) > axis]
-        if here and all(size != value for _, _, size in here):
-            i, axis, size = here[0]
-            where = f"{names[i]}.shape[{axis}]" if i < len(names) else f"argument {i + 1}"
-            found.append(f"the notebook's global {name} = {value:g}, where {where} is {size}")
+    for name, values in reads.items():
+        for value in values:
+            places = [(i, axis) for i, item in enumerate(example)
+                      if isinstance(item, np.ndarray)
+                      for axis, size in enumerate(item.shape) if size == value]
+            here = [(i, axis, np.shape(inputs[i])[axis]) for i, axis in places
+                    if i < len(inputs) and np.ndim(inputs[i]) > axis]
+            if here and all(size != value for _, _, size in here):
+                i, axis, size = here[0]
+                where = f"{names[i]}.shape[{axis}]" if i < len(names) else f"argument {i + 1}"
+                found.append(f"the notebook's global {name} = {value:g}, where {where} is "
+                             f"{size}")
+                break
     if not found:
         return None
     return Diagnosis(USES_GLOBAL, f"{exercise.name} reads " + ", and ".join(found) + ": take "
@@ -110,7 +115,8 @@ def stub_answer(inputs: tuple[Any, ...], obtained: Outputs) -> str | None:
 
 
 def diagnose(exercise: Exercise, inputs: tuple[Any, ...], init: Mapping[str, Any],
-             obtained: Outputs, expected: Outputs, reads: Mapping[str, float] | None = None,
+             obtained: Outputs, expected: Outputs,
+             reads: Mapping[str, tuple[float, ...]] | None = None,
              example: tuple[Any, ...] | None = None) -> Diagnosis | None:
     """The misconception that explains `obtained`, or None. Call it only for failed checks.
 

@@ -180,13 +180,14 @@ def _session(submission: Submission, assignment: Assignment, options: Options,
 class Context:
     """What the diagnosis may know of a submission's source, beyond a call's outputs."""
 
-    reads: Mapping[str, float] = field(default_factory=dict)
-    """The numeric notebook globals that the exercise's function reads, with their values."""
+    reads: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    """The numeric notebook globals that the exercise's function reads, with their values
+    (at the end of the notebook, then where the function is defined)."""
     example: Inputs | None = None
     """The inputs of the exercise's first public case: the notebook's own example."""
 
     @classmethod
-    def of(cls, exercise: Exercise, reads: Mapping[str, float]) -> Context:
+    def of(cls, exercise: Exercise, reads: Mapping[str, tuple[float, ...]]) -> Context:
         """The context of one exercise, given the globals its function reads."""
         public = next((c for c in exercise.cases if c.visibility is Visibility.PUBLIC), None)
         return cls(reads, public.inputs() if public else None)

@@ -1,6 +1,6 @@
 """Which notebook globals a student's function reads, and their values, read from the source.
 
-Book-style notebooks set sizes as globals (`N = 3`, `D = 4`, `H_D = D // H`), and students use
+Book-style notebooks set sizes as globals (`N = 3`, `D = 4`, `H_D = int(D/H)`), and students use
 them inside functions that should take sizes from their inputs: the function then passes the
 notebook's example and fails every other size. This module finds such reads without running
 anything: a numeric global is one that top-level statements bind to arithmetic of numbers and
@@ -21,11 +21,13 @@ _BINARY: Mapping[type, Any] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
     ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
 }
+_CASTS: Mapping[str, Any] = {"int": int, "float": float, "round": round}
 _LARGEST = 1 << 20  # sizes of a notebook's example; anything larger is not a size
 
 
 def _value(node: ast.expr, known: Mapping[str, float]) -> float | None:
-    """The number an expression of constants, known globals and + - * / // % stands for."""
+    """The number an expression of constants, known globals, + - * / // % and int(), float()
+    or round() of those stands for."""
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
         return float(node.value)  # type: ignore[arg-type]
     if isinstance(node, ast.Name):
@@ -33,6 +35,10 @@ def _value(node: ast.expr, known: Mapping[str, float]) -> float | None:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         inner = _value(node.operand, known)
         return None if inner is None else -inner
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id in _CASTS and len(node.args) == 1 and not node.keywords):
+        inner = _value(node.args[0], known)  # the book writes H_D = int(D/H)
+        return None if inner is None else float(_CASTS[node.func.id](inner))
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         left, right = _value(node.left, known), _value(node.right, known)
         if left is None or right is None or abs(left) > _LARGEST or abs(right) > _LARGEST:
@@ -84,20 +90,24 @@ def numeric_globals(submission: Submission) -> dict[str, float]:
     return _numeric(_top_level(submission))
 
 
+def _step(statement: ast.stmt, known: dict[str, float]) -> None:
+    """What one top-level statement does to the numeric globals."""
+    if isinstance(statement, ast.Assign):
+        for target in statement.targets:
+            _bind(target, statement.value, known)
+    elif isinstance(statement, (ast.AugAssign, ast.AnnAssign)):
+        _bind(statement.target, ast.Constant(None), known)
+    elif isinstance(statement, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
+        names = ([statement.name] if isinstance(statement, (ast.FunctionDef, ast.ClassDef))
+                 else [(a.asname or a.name).split(".")[0] for a in statement.names])
+        for name in names:
+            known.pop(name, None)
+
+
 def _numeric(statements: list[ast.stmt]) -> dict[str, float]:
     known: dict[str, float] = {}
     for statement in statements:
-        if isinstance(statement, ast.Assign):
-            for target in statement.targets:
-                _bind(target, statement.value, known)
-        elif isinstance(statement, (ast.AugAssign, ast.AnnAssign)):
-            _bind(statement.target, ast.Constant(None), known)
-        elif isinstance(statement, (ast.FunctionDef, ast.ClassDef, ast.Import,
-                                    ast.ImportFrom)):
-            names = ([statement.name] if isinstance(statement, (ast.FunctionDef, ast.ClassDef))
-                     else [(a.asname or a.name).split(".")[0] for a in statement.names])
-            for name in names:
-                known.pop(name, None)
+        _step(statement, known)
     return known
 
 
@@ -117,12 +127,25 @@ def _free_names(function: ast.FunctionDef) -> set[str]:
     return loaded - bound - set(dir(builtins))
 
 
-def globals_read(submission: Submission, functions: Iterable[str]) -> dict[str, dict[str, float]]:
-    """For each of `functions`, the numeric globals its last top-level definition reads
-    (empty for one that is not defined). The notebook is parsed once for all of them."""
-    statements = _top_level(submission)
-    known = _numeric(statements)
-    definitions = {s.name: s for s in statements if isinstance(s, ast.FunctionDef)}
-    return {function: {name: known[name] for name in sorted(_free_names(definitions[function]))
-                       if name in known} if function in definitions else {}
-            for function in functions}
+def globals_read(submission: Submission, functions: Iterable[str]
+                 ) -> dict[str, dict[str, tuple[float, ...]]]:
+    """For each of `functions`, the numeric globals its last top-level definition reads, each
+    with the values it has when the function is called: at the end of the notebook, then (if
+    different) where the function is defined, since the grader calls it at both places
+    (`N = 3` for 12_1's example, `N = 6` later for 12_2's). Empty for a function that is not
+    defined. The notebook is parsed once for all of them."""
+    wanted = set(functions)
+    known: dict[str, float] = {}
+    defined: dict[str, tuple[ast.FunctionDef, dict[str, float]]] = {}
+    for statement in _top_level(submission):
+        if isinstance(statement, ast.FunctionDef) and statement.name in wanted:
+            defined[statement.name] = (statement, dict(known))
+        _step(statement, known)
+    found: dict[str, dict[str, tuple[float, ...]]] = {name: {} for name in wanted}
+    for function, (node, then) in defined.items():
+        for name in sorted(_free_names(node)):
+            values = tuple(dict.fromkeys(v for v in (known.get(name), then.get(name))
+                                         if v is not None))
+            if values:
+                found[function][name] = values
+    return found

@@ -61,7 +61,7 @@ def test_run_prints_a_summary_and_writes_the_json_schema(tmp_path):
     code, out, err = invoke("run", f"{CORPUS}/udl_attention/seed002.ipynb", "--assignment",
                             "udl_attention", "--json", str(out_json))
     assert code == 0, err
-    assert "seed002.ipynb · udl_attention: 5 / 10" in out
+    assert "seed002.ipynb · udl_attention: 4.33333 / 10" in out
     assert "✗ multihead_scaled_self_attention 0/5  (1/4 checks)" in out
     # The book's softmax_cols is given, not the student's: shown, never scored.
     assert "· softmax_cols given, not scored  (2/3 checks)" in out
@@ -73,7 +73,7 @@ def test_run_prints_a_summary_and_writes_the_json_schema(tmp_path):
     assert set(data) >= {"schema", "assignment", "submission", "status", "error", "score",
                          "max_score", "duration_s", "cells", "exercises"}
     assert (data["schema"], data["status"], data["error"]) == ("grader.result/1", "graded", None)
-    assert data["score"] == pytest.approx(5.0) and data["max_score"] == 10.0
+    assert data["score"] == pytest.approx(13 / 3) and data["max_score"] == 10.0
     exercise = data["exercises"][4]
     assert set(exercise) >= {"name", "score", "max_score", "status", "checks"}
     assert exercise["status"] == "failed"
@@ -108,8 +108,8 @@ def test_error_status_and_fail_under_exit_1(tmp_path):
                           "attention_basics")
     assert code == 1 and "could not be graded" in out
     seed = (f"{CORPUS}/udl_attention/seed002.ipynb", "--assignment", "udl_attention")
-    assert invoke("run", *seed, "--fail-under", "6")[0] == 1
-    assert invoke("run", *seed, "--fail-under", "5")[0] == 0
+    assert invoke("run", *seed, "--fail-under", "4.4")[0] == 1
+    assert invoke("run", *seed, "--fail-under", "4.3")[0] == 0
 
 
 def test_a_folder_is_every_submission_in_it(tmp_path):

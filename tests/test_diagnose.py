@@ -230,7 +230,13 @@ def test_seed002_as_written_is_diagnosed_with_transposed_weights():
     multihead = by_name["multihead_scaled_self_attention"]
     assert {c.diagnosis.id for c in multihead.checks if c.diagnosis} == {"transposed-weights"}
     assert by_name["self_attention"].status.value == "passed"
-    assert by_name["scaled_dot_product_self_attention"].status.value == "passed"
+    # It scales by np.sqrt(D), the global (4 there, 8 by the end of the notebook): right for
+    # the notebook's example, wrong where D is 6, and said so.
+    scaled = by_name["scaled_dot_product_self_attention"]
+    assert [(c.name, c.diagnosis.id) for c in scaled.checks if not c.passed] == \
+        [("wide", "uses-global")]
+    wide = next(c for c in scaled.checks if c.name == "wide")
+    assert "reads the notebook's global D = 4, where X.shape[0] is 6" in wide.diagnosis.message
 
 
 @pytest.mark.parametrize("name", ["attention_basics", "udl_attention", "torch_attention"])

@@ -17,7 +17,7 @@ N = 6
 D = 8
 X = np.random.normal(size=(D, N))
 H = 2
-H_D = D // H
+H_D = int(D/H)
 '''
 SOFTMAX_COLS = '''def softmax_cols(data_in):
   exp_values = np.exp(data_in) ;
@@ -48,17 +48,25 @@ SELF_ATTENTION_WITH_N = '''def self_attention(X,omega_v, omega_q, omega_k, beta_
 
 
 def test_numeric_globals_are_read_from_the_source_without_running_it(make_submission):
-    path = make_submission([SETUP + "N, D = 3, 4\nscale = D ** 0.5\nD += 1\n",
-                            "import os\nos = 2\nH_D = os.sep\n"])
+    path = make_submission([SETUP + "N, D = 3, 4\nscale = D ** 0.5\nW = round(N / 2) * int(7 / H)\n"
+                            "D += 1\n", "import os\nos = 2\nH_D = os.sep\n"])
     submission = loading.load(path)
-    assert notebook_globals.numeric_globals(submission) == {"N": 3.0, "H": 2.0, "os": 2.0}
+    assert notebook_globals.numeric_globals(submission) == {"N": 3.0, "H": 2.0, "W": 6.0,
+                                                             "os": 2.0}
 
 
 def test_a_function_reads_the_globals_it_neither_takes_nor_binds(make_submission):
     source = SETUP + "def f(X, D):\n  M = N + D\n  return X * M * H_D * len(X)\n"
     submission = loading.load(make_submission([source]))
     assert notebook_globals.globals_read(submission, ["f", "g"]) == {
-        "f": {"N": 6.0, "H_D": 4.0}, "g": {}}
+        "f": {"N": (6.0,), "H_D": (4.0,)}, "g": {}}
+
+
+def test_a_global_rebound_after_the_definition_has_both_values(make_submission):
+    # 12_1 then 12_2 pasted into one notebook (seed 002's layout): D = 4, then D = 8.
+    source = "D = 4\ndef f(X):\n  return X / D\nD = 8\n"
+    submission = loading.load(make_submission([source]))
+    assert notebook_globals.globals_read(submission, ["f"]) == {"f": {"D": (8.0, 4.0)}}
 
 
 def test_the_h_d_global_is_named_instead_of_wrong_scale(make_submission):
@@ -99,3 +107,26 @@ def test_a_correct_function_that_reads_no_global_gets_no_such_diagnosis(make_sub
     result = grading.grade(path, registry.get("udl_attention"), OPTIONS)
     multihead = {e.name: e for e in result.exercises}["multihead_scaled_self_attention"]
     assert multihead.score == multihead.max_score == 5.0
+
+
+def test_scaling_by_the_notebooks_global_d_costs_the_case_where_d_differs(make_submission):
+    # 12_1 sets D = 4, the size of every input of the notebook's example: only a case with
+    # another D can tell np.sqrt(D) from np.sqrt(Q.shape[0]).
+    scaled = '''def scaled_dot_product_self_attention(X,omega_v, omega_q, omega_k,
+    beta_v, beta_q, beta_k):
+  Q = beta_q + omega_q @ X
+  K = beta_k + omega_k @ X
+  V = beta_v + omega_v @ X
+  return V @ softmax_cols(K.T @ Q / np.sqrt(D))
+'''
+    setup = "import numpy as np\nnp.random.seed(3)\nN = 3\nD = 4\n"
+    path = make_submission([setup, SOFTMAX_COLS, scaled], name="carol_udl_attention")
+    result = grading.grade(path, registry.get("udl_attention"), OPTIONS)
+    exercise = {e.name: e for e in result.exercises}["scaled_dot_product_self_attention"]
+    failing = [c for c in exercise.checks if not c.passed and c.scored]
+    assert [c.name for c in failing] == ["wide"]
+    assert failing[0].diagnosis.id == "uses-global"
+    assert failing[0].diagnosis.message.startswith(
+        "scaled_dot_product_self_attention reads the notebook's global D = 4, where "
+        "X.shape[0] is 6")
+    assert exercise.score < exercise.max_score

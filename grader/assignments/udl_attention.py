@@ -215,8 +215,9 @@ scaled_dot_product_self_attention = Exercise(
     cases=(
         Case("seed-002", seed002_single_head, visibility=PUBLIC,
              note="the scaled example of seed 002"),
-        # D stays 4, as in the notebook; the multi-head exercise varies the dimension.
         Case("five-tokens", single_head(4, 5), seed=31),
+        # D = 6, not the notebook's 4: code that scales by the global D fails here.
+        Case("wide", single_head(6, 5), seed=34),
         Case("one-token", single_head(4, 1), seed=32, scored=False, note=ONE_TOKEN),
         Case("large-scores", large_scores(4, 5, 60.0), seed=33, scored=False,
              note=STABILITY.replace("values in the thousands", "scores above 1,000")),
