@@ -10,6 +10,7 @@ that probing submissions learn nothing about the expected values beyond pass or 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,7 +104,10 @@ def non_finite_problem(obtained: np.ndarray, expected: np.ndarray, reveal: bool 
         parts.append(f"{int(inf.sum())} infinite value(s)")
     if not parts:
         return ""
-    return " and ".join(parts) + " where the reference is finite (an overflow in exp()?)"
+    where = " where the reference is finite"
+    if np.isinf(expected).any():  # a mask: -inf is expected somewhere, so no guess about exp()
+        return " and ".join(parts) + " where the reference has other values"
+    return " and ".join(parts) + where + " (an overflow in exp()?)"
 
 
 def value_problem(obtained: np.ndarray, expected: np.ndarray, rtol: float, atol: float,
@@ -143,18 +147,21 @@ def value_problem(obtained: np.ndarray, expected: np.ndarray, rtol: float, atol:
 
 
 def _view(label: str, obtained: np.ndarray, expected: np.ndarray,
-          mismatched: np.ndarray) -> ArrayView | None:
+          mismatched: np.ndarray, axes: tuple[str, str] | None) -> ArrayView | None:
     arrays = [np.atleast_2d(a) for a in (expected, obtained, mismatched)]
     if arrays[0].ndim != 2 or max(arrays[0].shape) > MAX_VIEW_SIDE:
         return None
-    return ArrayView(arrays[0], arrays[1], arrays[2].astype(bool), label)
+    rows, columns = axes or ("row", "column")
+    return ArrayView(arrays[0], arrays[1], arrays[2].astype(bool), label, rows, columns)
 
 
 def compare(value: Any, expected: tuple[np.ndarray, ...], names: tuple[str, ...],
-            rtol: float, atol: float, reveal: bool) -> Comparison:
+            rtol: float, atol: float, reveal: bool,
+            axes: Mapping[str, tuple[str, str]] | None = None) -> Comparison:
     """Compare a return value with the reference outputs.
 
-    `reveal` allows expected values in the message (public cases only).
+    `reveal` allows expected values in the message (public cases only); `axes` names the
+    rows and columns of each output for its heatmap.
     """
     items, problem = split_outputs(value, names)
     if items is None:
@@ -175,7 +182,8 @@ def compare(value: Any, expected: tuple[np.ndarray, ...], names: tuple[str, ...]
         special = non_finite_problem(obtained, reference, reveal)
         if text:
             problems.append(prefix + (special + "\n" if special else "") + text)
-            view = _view(name, obtained, reference, mismatched) if reveal else None
+            view = (_view(name, obtained, reference, mismatched, (axes or {}).get(name))
+                    if reveal else None)
             if view is not None:
                 views.append(view)
     return Comparison(not problems, "\n".join(problems), tuple(obtained_all), tuple(views))

@@ -42,6 +42,8 @@ from grader.sandbox.limits import Limits
 from grader.sandbox.session import NOT_IMPLEMENTED, Session
 
 ENGINES = ("fast", "kernel")
+LATE = ("passes right after the cell that defines it, but not at the end of the notebook: a "
+        "later cell changes something it uses")
 ON_ERROR = ("statement", "cell", "stop")
 
 
@@ -208,7 +210,7 @@ def judge(exercise: Exercise, case: Case, value: object, expected: references.Ou
           ) -> tuple[CheckResult, bool]:
     """Compare a returned value with the reference and diagnose it; (check, passed)."""
     result = compare.compare(value, expected, exercise.outputs, case.rtol, case.atol,
-                             reveal=case.visibility is Visibility.PUBLIC)
+                             reveal=case.visibility is Visibility.PUBLIC, axes=exercise.axes)
     if result.passed:
         return scoring.passed_check(case.name, exercise, visibility=case.visibility,
                                     note=case.note), True
@@ -235,9 +237,7 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
         if outcome.status is Status.PASSED:
             check, passed = judge(exercise, case, outcome.value, expected, inputs, context)
             if passed and at == "definition":
-                check = replace(check, note=_join(
-                    case.note, "passes right after the cell that defines it, but not at the end "
-                    "of the notebook: a later cell changes something it uses"))
+                check = replace(check, caution=LATE)
             if passed:
                 return check
         else:
@@ -259,6 +259,3 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
     assert first is not None
     return first
 
-
-def _join(*parts: str) -> str:
-    return "; ".join(part for part in parts if part)

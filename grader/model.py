@@ -119,6 +119,9 @@ class Exercise:
     """Answers that compute nothing of the exercise, beyond the generic ones (an input
     returned unchanged, zeros): `(name, function of the inputs)`, for example "return V".
     No scored case may accept one (`grader.fairness`)."""
+    axes: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    """What the rows and the columns of each 2-D output are, for the heatmaps of a failing
+    public check: `{"weights": ("query", "key")}`. Unnamed outputs say "row" and "column"."""
     notebook: str = ""
     """The stub notebook it lives in, when the assignment is split across several as the book
     splits chapter 12 (for example "udl_attention_12_2.ipynb"); empty when there is one.
@@ -253,6 +256,10 @@ class ArrayView:
     """Boolean mask of the cells outside tolerance."""
     label: str = ""
     """Which output it is, for example "weights"."""
+    rows: str = "row"
+    """What each row is, for example "query"."""
+    columns: str = "column"
+    """What each column is, for example "key"."""
 
 
 @dataclass(frozen=True)
@@ -279,6 +286,8 @@ class CheckResult:
     """Arrays to draw, for public failing checks only."""
     note: str = ""
     """What the case exercises."""
+    caution: str = ""
+    """A warning about how it passed, for example only right after its defining cell."""
 
     @property
     def scored(self) -> bool:
@@ -315,13 +324,13 @@ class ExerciseResult:
 
     def explains(self, check: CheckResult) -> bool:
         """Whether `check`'s note helps the student: it says why the check earns no points,
-        or, for a failure, what sets this case apart from others of the exercise that pass
-        ("inputs in the thousands"). When every case fails alike, the note explains nothing."""
+        or, for a failure, what sets this case apart from scored cases of the exercise that
+        pass ("inputs in the thousands"). When every case fails alike, it explains nothing."""
         if not check.note:
             return False
         if not check.scored:
             return True
-        return not check.passed and any(c.passed for c in self.checks)
+        return not check.passed and any(c.passed and c.scored for c in self.checks)
 
     @property
     def missing(self) -> str:

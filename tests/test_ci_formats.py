@@ -56,7 +56,7 @@ def test_github_job_summary_is_appended(tmp_path, monkeypatch):
             io.StringIO())
     text = summary.read_text()
     assert text.startswith("# earlier step\n## Feedback: ")
-    assert "**Likely mistake (transposed-weights):**" in text
+    assert "**Likely mistake:** Each head's attention matrix is applied transposed" in text
 
 
 def test_gradescope_bundle_runs_against_a_fake_autograder_tree(tmp_path):
@@ -127,7 +127,8 @@ def test_the_example_workflow_grades_a_student_repository(tmp_path):
     assert json.loads((repository / "result.json").read_text())["score"] == \
         pytest.approx(13 / 3)
     assert ET.parse(repository / "junit.xml").getroot().tag == "testsuites"
-    assert "transposed-weights" in (repository / "feedback.md").read_text()
+    assert "Each head's attention matrix is applied transposed" in \
+        (repository / "feedback.md").read_text()
     assert "## Feedback: " in summary.read_text()
     points = subprocess.run(["bash", "-c", points_step["with"]["command"]], cwd=repository,
                             env=env, capture_output=True, text=True, timeout=300)

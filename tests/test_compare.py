@@ -182,3 +182,12 @@ def test_lists_and_ints_convert():
     assert compare.compare([[0.1, 0.2], [0.3, 0.4]], E, ("output",), 1e-6, 1e-8, True).passed
     ragged = compare.compare([[1.0], [1.0, 2.0]], E, ("output",), 1e-6, 1e-8, True)
     assert "does not convert to an array of numbers" in ragged.message
+
+
+def test_infinities_in_a_mask_are_not_blamed_on_exp():
+    mask = np.triu(np.full((3, 3), -np.inf), 1)
+    wrong = np.tril(np.full((3, 3), -np.inf), -1)  # the other triangle
+    message = compare.compare(wrong, (mask,), ("output",), 1e-6, 1e-8, True).message
+    assert message.splitlines()[0] == ("3 infinite value(s) where the reference has other "
+                                       "values")
+    assert "exp()" not in message

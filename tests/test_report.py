@@ -25,6 +25,7 @@ VIEW = ArrayView(expected=np.array([[0.5, 0.5], [0.25, 0.75]]),
                  obtained=np.array([[0.5, 0.5], [0.75, 0.25]]),
                  mismatched=np.array([[False, False], [True, True]]), label="weights")
 DIAGNOSIS = Diagnosis("transposed-weights", "The attention matrix is applied transposed.")
+UNSCALED = Diagnosis("missing-scale", "The scores are not divided by sqrt(d_k).")
 
 
 def result(**changes) -> Result:
@@ -32,7 +33,7 @@ def result(**changes) -> Result:
                          "values differ <b>bold</b>\nMismatched elements: 2 / 4", DIAGNOSIS,
                          (VIEW,), note="the example of seed 001")
     hidden = CheckResult("large | scores", Visibility.HIDDEN, False, 0.0, 1.5, Status.FAILED,
-                         "values differ\nMismatched elements: 9 / 9", DIAGNOSIS)
+                         "values differ\nMismatched elements: 9 / 9", UNSCALED)
     passed = CheckResult("random", Visibility.HIDDEN, True, 1.5, 1.5, Status.PASSED)
     exercise = ExerciseResult("scaled_dot_product_attention", Status.FAILED, 1.5, 4.5,
                               (public, hidden, passed))
@@ -91,7 +92,9 @@ def test_html_is_self_contained_accessible_and_escaped():
 def test_hidden_checks_show_result_and_diagnosis_but_no_values():
     page = html.render(result())
     hidden_part = page.split("large | scores", 1)[1].split("</article>", 1)[0]
-    assert "Likely mistake (transposed-weights)" in hidden_part
+    assert "<strong>Likely mistake:</strong> The scores are not divided by sqrt(d_k)." in \
+        hidden_part
+    assert 'data-diagnosis="missing-scale"' in hidden_part
     assert "<svg" not in hidden_part
 
 
@@ -105,8 +108,8 @@ def test_markdown_has_the_same_content_and_escapes_untrusted_text():
     text = markdown.render(result())
     assert "**Score: 1.5 / 4.5**" in text
     assert "| scaled\\_dot\\_product\\_attention | ❌ failed | 1 / 3 | 1.5 / 4.5 |" in text
-    assert "**Likely mistake (transposed\\-weights):**" not in text  # ids are not escaped twice
-    assert "**Likely mistake (transposed-weights):** The attention matrix is applied" in text
+    assert "transposed-weights" not in text and "transposed\\-weights" not in text  # ids: JSON
+    assert "> **Likely mistake:** The attention matrix is applied" in text
     assert "**large \\| scores** (hidden)" in text
     assert "alice\\<script\\>.ipynb" in text
     assert "| 3 | error | line 2: NameError: name 'x' is not defined |" in text
@@ -221,3 +224,45 @@ def test_the_footer_is_in_plain_words():
     plain = markdown.render(result(isolation="a separate process", public_only=True))
     assert "cut off from the network" not in plain
     assert "This is a self-check on the public cases" in plain
+
+
+def test_failures_that_look_alike_are_said_once():
+    stub = Diagnosis("unattempted", "Not written yet: it returns zeros, as the notebook's stub "
+                                    "does. Replace the stub's body with your own code.")
+    checks = tuple(CheckResult(name, visibility, False, 0.0, 1.0, Status.FAILED,
+                               "values differ", stub)
+                   for name, visibility in (("small", Visibility.HIDDEN),
+                                            ("notebook-example", Visibility.PUBLIC),
+                                            ("wide", Visibility.HIDDEN)))
+    exercise = ExerciseResult("self_attention", Status.FAILED, 0.0, 3.0, checks)
+    (failure,) = render.failures(exercise)
+    assert failure.check.name == "notebook-example"  # the public one leads
+    assert [c.name for c in failure.also] == ["small", "wide"]
+    assert failure.label == ""  # not written yet is no "likely mistake"
+    page = html.render(result(exercises=(exercise,)))
+    assert page.count('class="diagnosis"') == 1 and "Likely mistake" not in page
+    assert "Fails the same way: small (hidden), wide (hidden)." in page
+    assert "Fails the same way: small (hidden), wide (hidden)." in \
+        markdown.render(result(exercises=(exercise,)))
+
+
+def test_heatmaps_are_readable_and_say_what_rows_and_columns_are():
+    view = ArrayView(np.array([[0.019, -0.29], [1234.0, 0.5]]), np.zeros((2, 2)),
+                     np.ones((2, 2), dtype=bool), "weights", "query", "key")
+    expected, obtained = heatmap.pair(view)
+    assert [cell.text for cell in expected.cells] == [".02", "-.29", "1e3", ".50"]
+    assert all(len(cell.text) <= 5 for cell in expected.cells)
+    assert expected.axes == "rows are queries, columns are keys"
+    assert sorted(h.text for h in expected.headers) == ["0", "0", "1", "1"]
+    assert expected.cell >= 40 and expected.font >= 11
+    assert expected.width == heatmap.ROW_HEADER + 2 * expected.cell
+    # Every value differs: no outline on every cell, which would hide the colours; said.
+    assert not obtained.outline and not any(cell.mismatched for cell in obtained.cells)
+    assert obtained.marks == "every value differs from the expected one"
+    assert obtained.cells[0].label == "query 0, key 0: 0"
+    page = html.render(result(exercises=(ExerciseResult(
+        "scaled_dot_product_attention", Status.FAILED, 0.0, 1.0,
+        (CheckResult("notebook-example", Visibility.PUBLIC, False, 0.0, 1.0, Status.FAILED,
+                     "values differ", views=(view,)),)),)))
+    assert "Expected weights; rows are queries, columns are keys" in page
+    assert "Your weights; every value differs from the expected one" in page

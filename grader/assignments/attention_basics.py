@@ -147,6 +147,7 @@ softmax = Exercise(
 
 qkv_projections = Exercise(
     name="qkv_projections",
+    axes={name: ("token", "feature") for name in ("Q", "K", "V")},
     signature="(X, W_q, W_k, W_v)",
     points=2,
     outputs=("Q", "K", "V"),
@@ -162,6 +163,7 @@ qkv_projections = Exercise(
 
 scaled_dot_product_attention = Exercise(
     name="scaled_dot_product_attention",
+    axes={"weights": ("query", "key"), "context": ("query", "feature")},
     signature="(Q, K, V, mask=None)",
     points=3,
     outputs=("weights", "context"),
@@ -189,6 +191,7 @@ scaled_dot_product_attention = Exercise(
 
 causal_mask = Exercise(
     name="causal_mask",
+    axes={"output": ("query", "key")},
     signature="(seq_len)",
     points=1,
     summary="A (seq_len, seq_len) additive mask: 0 on and below the diagonal, -inf above.",
@@ -210,6 +213,7 @@ causal_mask = Exercise(
 
 causal_self_attention = Exercise(
     name="causal_self_attention",
+    axes={"weights": ("query", "key"), "output": ("query", "feature")},
     signature="(X, W_q, W_k, W_v)",
     points=2,
     outputs=("weights", "output"),

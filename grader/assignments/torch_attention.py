@@ -89,6 +89,7 @@ def _encoder(pre_norm: bool = False, residual: bool = True):
 
 torch_self_attention = Exercise(
     name="torch_self_attention",
+    axes={"weights": ("query", "key"), "output": ("query", "feature")},
     signature="(X, W_q, W_k, W_v)",
     points=2,
     outputs=("weights", "output"),

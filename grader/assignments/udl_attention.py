@@ -29,6 +29,8 @@ ONE_TOKEN = ("one token: checks that N = 1 works, worth no points, since any att
 # softmax_cols does not subtract the maximum), so stability is advice here, never a cost.
 STABILITY = ("advice, worth no points: values in the thousands overflow exp() unless the "
              "maximum is subtracted")
+# Columns are tokens: X' has one column per token, one row per feature.
+TOKEN_COLUMNS = {"output": ("feature", "token")}
 # The book splits the unit across two notebooks; the released stubs follow it.
 PART_1, PART_2 = "udl_attention_12_1.ipynb", "udl_attention_12_2.ipynb"
 HEAD_ARGS = "omega_v, omega_q, omega_k, beta_v, beta_q, beta_k"
@@ -164,6 +166,7 @@ softmax = Exercise(
 
 softmax_cols = Exercise(
     name="softmax_cols",
+    axes={"output": ("key", "query")},
     notebook=PART_1,
     signature="(data_in)",
     points=1,
@@ -187,6 +190,7 @@ softmax_cols = Exercise(
 
 self_attention = Exercise(
     name="self_attention",
+    axes=TOKEN_COLUMNS,
     notebook=PART_1,
     signature=f"(X, {HEAD_ARGS})",
     points=2,
@@ -208,6 +212,7 @@ self_attention = Exercise(
 
 scaled_dot_product_self_attention = Exercise(
     name="scaled_dot_product_self_attention",
+    axes=TOKEN_COLUMNS,
     notebook=PART_1,
     signature=f"(X, {HEAD_ARGS})",
     points=2,
@@ -235,6 +240,7 @@ scaled_dot_product_self_attention = Exercise(
 
 multihead_scaled_self_attention = Exercise(
     name="multihead_scaled_self_attention",
+    axes=TOKEN_COLUMNS,
     notebook=PART_2,
     signature=("(X, omega_v1, omega_q1, omega_k1, beta_v1, beta_q1, beta_k1, "
                "omega_v2, omega_q2, omega_k2, beta_v2, beta_q2, beta_k2, omega_c)"),

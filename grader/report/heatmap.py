@@ -13,8 +13,11 @@ import numpy as np
 
 from grader.model import ArrayView
 
-CELL = 28
-MAX_TEXT_COLUMNS = 8
+CELL = 40
+FONT = 11
+ROW_HEADER = 28  # room for the row numbers at the left
+COLUMN_HEADER = 18  # and the column numbers on top
+MAX_TEXT_COLUMNS = 10
 NEGATIVE = (33, 102, 172)
 POSITIVE = (178, 24, 43)
 
@@ -40,19 +43,44 @@ class HeatCell:
 
 
 @dataclass(frozen=True)
+class Header:
+    """A row or column number at the edge of the matrix."""
+
+    x: float
+    """Anchor in pixels (the text is centred on it)."""
+    y: float
+    """Baseline in pixels."""
+    text: str
+    """The index, from 0 as Python counts."""
+
+
+@dataclass(frozen=True)
 class Heatmap:
     """One matrix, ready to draw."""
 
     title: str
     """For example "expected weights"."""
     width: int
-    """In pixels."""
+    """In pixels, headers included."""
     height: int
-    """In pixels."""
+    """In pixels, headers included."""
     cells: tuple[HeatCell, ...]
     """Row by row."""
     description: str
     """Text alternative: shape, range and which cells differ."""
+    headers: tuple[Header, ...] = ()
+    """Row and column numbers."""
+    axes: str = ""
+    """What rows and columns are, in words: "rows are queries, columns are keys"."""
+    marks: str = ""
+    """How differing cells are shown, or that every value differs."""
+    cell: int = CELL
+    """Side of a cell in pixels."""
+    font: int = FONT
+    """Font size of values and headers in pixels."""
+    outline: bool = True
+    """Whether differing cells are outlined (not when every cell differs: an outline on
+    every cell would hide the colours and tell nothing)."""
 
 
 def _mix(weight: float, colour: tuple[int, int, int]) -> tuple[int, int, int]:
@@ -66,16 +94,35 @@ def _ink(rgb: tuple[int, int, int]) -> str:
 
 
 def _short(value: float) -> str:
+    """At most five characters, so that a value never runs into the next cell."""
     if np.isnan(value):
         return "NaN"
     if np.isinf(value):
         return "∞" if value > 0 else "−∞"
-    return f"{value:.2g}" if abs(value) < 100 else f"{value:.0f}"
+    size = abs(value)
+    if size < 0.005:
+        return "0"
+    if size < 1:
+        return f"{value:.2f}".replace("0.", ".", 1) if size < 0.995 else f"{value:.1f}"
+    if size < 9.95:
+        return f"{value:.1f}"
+    if size < 999.5:
+        return f"{value:.0f}"
+    return f"{value:.0e}".replace("e+0", "e").replace("e+", "e")
 
 
-def heatmap(values: np.ndarray, mismatched: np.ndarray, title: str, scale: float) -> Heatmap:
-    """Draw one 2-D array on a colour scale from -scale to +scale."""
+def _plural(word: str) -> str:
+    if word.endswith("s"):
+        return word
+    return word[:-1] + "ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else word + "s"
+
+
+def heatmap(values: np.ndarray, mismatched: np.ndarray, title: str, scale: float,
+            rows_are: str = "row", columns_are: str = "column") -> Heatmap:
+    """Draw one 2-D array on a colour scale from -scale to +scale, with its row and column
+    numbers, and say what rows and columns are."""
     rows, cols = values.shape
+    outline = bool(mismatched.any()) and not bool(mismatched.all())
     cells = []
     for i in range(rows):
         for j in range(cols):
@@ -84,21 +131,36 @@ def heatmap(values: np.ndarray, mismatched: np.ndarray, title: str, scale: float
                 amount = min(abs(value) / scale, 1.0) if scale > 0 else 0.0
                 rgb = _mix(amount, POSITIVE if value >= 0 else NEGATIVE)
             else:
-                rgb = (110, 110, 110)
+                rgb = (235, 235, 235)  # light, so that a dark "−∞" reads well
             cells.append(HeatCell(
-                x=j * CELL, y=i * CELL, fill="#{:02x}{:02x}{:02x}".format(*rgb), ink=_ink(rgb),
+                x=ROW_HEADER + j * CELL, y=COLUMN_HEADER + i * CELL,
+                fill="#{:02x}{:02x}{:02x}".format(*rgb), ink=_ink(rgb),
                 text=_short(value) if cols <= MAX_TEXT_COLUMNS else "",
-                mismatched=bool(mismatched[i, j]),
-                label=f"row {i}, column {j}: {_short(value)}"))
+                mismatched=bool(mismatched[i, j]) and outline,
+                label=f"{rows_are} {i}, {columns_are} {j}: {_short(value)}"))
+    headers = tuple(
+        [Header(ROW_HEADER + j * CELL + CELL / 2, COLUMN_HEADER - 5, str(j)) for j in range(cols)]
+        + [Header(ROW_HEADER / 2, COLUMN_HEADER + i * CELL + CELL / 2 + 4, str(i))
+           for i in range(rows)])
     wrong = [f"({i}, {j})" for i, j in zip(*np.nonzero(mismatched), strict=True)]
     listed = ", ".join(wrong[:12]) + (" and more" if len(wrong) > 12 else "")
     finite = values[np.isfinite(values)]
     span = (f"values from {_short(float(finite.min()))} to {_short(float(finite.max()))}"
             if finite.size else "no finite values")
-    description = (f"{title}: a {rows} by {cols} matrix with {span}. "
+    axes = (f"rows are {_plural(rows_are)}, columns are {_plural(columns_are)}"
+            if (rows_are, columns_are) != ("row", "column") else "")
+    description = (f"{title}: a {rows} by {cols} matrix with {span}"
+                   + (f"; {axes}" if axes else "") + ". "
                    + (f"{len(wrong)} cell(s) differ from the reference: {listed}."
                       if wrong else "No cell differs."))
-    return Heatmap(title, cols * CELL, rows * CELL, tuple(cells), description)
+    if not wrong:
+        marks = ""
+    elif outline:
+        marks = "outlined cells with a corner mark differ from the expected ones"
+    else:
+        marks = "every value differs from the expected one"
+    return Heatmap(title, ROW_HEADER + cols * CELL, COLUMN_HEADER + rows * CELL, tuple(cells),
+                   description, headers, axes, marks, outline=outline)
 
 
 def pair(view: ArrayView) -> tuple[Heatmap, Heatmap]:
@@ -108,5 +170,7 @@ def pair(view: ArrayView) -> tuple[Heatmap, Heatmap]:
     scale = float(finite.max()) if finite.size else 1.0
     label = view.label or "output"
     no_marks = np.zeros_like(view.mismatched)
-    return (heatmap(view.expected, no_marks, f"expected {label}", scale),
-            heatmap(view.obtained, view.mismatched, f"your {label}", scale))
+    return (heatmap(view.expected, no_marks, f"expected {label}", scale, view.rows,
+                    view.columns),
+            heatmap(view.obtained, view.mismatched, f"your {label}", scale, view.rows,
+                    view.columns))

@@ -17,6 +17,7 @@ def _check(check: CheckResult) -> dict[str, Any]:
     return {"name": check.name, "visibility": check.visibility.value, "passed": check.passed,
             "score": check.score, "max_score": check.max_score, "status": check.status.value,
             "message": check.message, "diagnosis": diagnosis, "note": check.note,
+            "caution": check.caution,
             "scored": check.scored}
 
 

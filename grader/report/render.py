@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cache
 from pathlib import PurePath
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from grader import __version__, text
-from grader.model import Result, Status
+from grader.model import CheckResult, ExerciseResult, Result, Status, Visibility
 from grader.report import heatmap
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
@@ -27,6 +28,44 @@ def fence(value: object) -> str:
     return "`" * max(3, max(runs, default=0) + 1)
 
 
+@dataclass(frozen=True)
+class Failure:
+    """Failing checks of one exercise that fail the same way, said once."""
+
+    check: CheckResult
+    """The one shown in full: a public one when there is one, since it may show details."""
+    also: tuple[CheckResult, ...]
+    """The others that fail the same way, named only."""
+
+    @property
+    def label(self) -> str:
+        """What the diagnosis box is headed, in words (the catalogue id is for machines)."""
+        diagnosis = self.check.diagnosis
+        return "" if diagnosis is None or diagnosis.id == "unattempted" else "Likely mistake:"
+
+
+def failures(exercise: ExerciseResult) -> tuple[Failure, ...]:
+    """The failing checks of an exercise, grouped by what went wrong: the same diagnosis, or
+    with none, the same status and message. Fifteen "not written yet" boxes become one."""
+    groups: dict[tuple[object, ...], list[CheckResult]] = {}
+    for check in exercise.checks:
+        if check.passed:
+            continue
+        key: tuple[object, ...] = ((check.diagnosis.id, check.status) if check.diagnosis
+                                   else (None, check.status, check.message))
+        groups.setdefault(key, []).append(check)
+    found = []
+    for checks in groups.values():
+        lead = next((c for c in checks if c.visibility is Visibility.PUBLIC), checks[0])
+        found.append(Failure(lead, tuple(c for c in checks if c is not lead)))
+    return tuple(found)
+
+
+def cautions(exercise: ExerciseResult) -> tuple[str, ...]:
+    """Distinct warnings about how its checks passed, each said once."""
+    return tuple(dict.fromkeys(c.caution for c in exercise.checks if c.caution))
+
+
 @cache
 def environment() -> Environment:
     """Templates with autoescaping for HTML and undefined names as errors."""
@@ -38,7 +77,8 @@ def environment() -> Environment:
     env.filters["fence"] = fence
     env.filters["basename"] = lambda value: PurePath(str(value)).name
     env.filters["points"] = lambda value: f"{value:.4g}"
-    env.globals.update(version=__version__, Status=Status, pair=heatmap.pair)
+    env.globals.update(version=__version__, Status=Status, pair=heatmap.pair,
+                       failures=failures, cautions=cautions)
     return env
 
 
