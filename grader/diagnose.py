@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import ast
 import warnings
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from grader.model import Diagnosis, Exercise
+from grader.model import Diagnosis, Exercise, Misconception
 from grader.references import Outputs, as_outputs
 
 # Looser than the checks: a float32 or loop-based student matches a float64 variant.
@@ -114,6 +115,37 @@ def stub_answer(inputs: tuple[Any, ...], obtained: Outputs) -> str | None:
     return None
 
 
+def matches(exercise: Exercise, inputs: tuple[Any, ...], init: Mapping[str, Any],
+            obtained: Outputs, expected: Outputs) -> list[Misconception]:
+    """Every catalogued mistake whose output `obtained` is, in catalogue order. Most inputs
+    tell them apart; some do not (with symmetric scores, a softmax over the wrong axis and
+    transposed weights give the same numbers)."""
+    count = len(exercise.outputs)
+    found = []
+    for mistake in exercise.misconceptions:
+        wrong = run_variant(mistake.variant, inputs, init, count)
+        if wrong is not None and not same(wrong, expected) and same(obtained, wrong):
+            found.append(mistake)
+    return found
+
+
+def consistent(diagnoses: list[Diagnosis | None],
+               alternatives: list[tuple[Diagnosis, ...]]) -> list[Diagnosis | None]:
+    """One exercise's diagnoses made to agree: where a case's output matches several mistakes
+    equally (`alternatives`, all that match), it is given the one that most other cases of
+    the exercise show, so that one bug is never called two names."""
+    seen = Counter(d.id for d in diagnoses if d is not None)
+    agreed = []
+    for diagnosis, others in zip(diagnoses, alternatives, strict=True):
+        if diagnosis is not None and diagnosis.id in {d.id for d in others}:
+            current = diagnosis.id
+            best = max(others, key=lambda d: (seen[d.id], d.id == current))
+            if seen[best.id] > seen[current]:
+                diagnosis = best
+        agreed.append(diagnosis)
+    return agreed
+
+
 def diagnose(exercise: Exercise, inputs: tuple[Any, ...], init: Mapping[str, Any],
              obtained: Outputs, expected: Outputs,
              reads: Mapping[str, tuple[float, ...]] | None = None,
@@ -128,13 +160,9 @@ def diagnose(exercise: Exercise, inputs: tuple[Any, ...], init: Mapping[str, Any
     misread = uses_global(exercise, reads or {}, inputs, example)
     if misread:
         return misread  # first: a variant may match by chance (sqrt(H_D) = sqrt(D) when D = 4)
-    count = len(exercise.outputs)
-    for mistake in exercise.misconceptions:
-        wrong = run_variant(mistake.variant, inputs, init, count)
-        if wrong is None or same(wrong, expected):
-            continue
-        if same(obtained, wrong):
-            return Diagnosis(mistake.id, mistake.message)
+    matching = matches(exercise, inputs, init, obtained, expected)
+    if matching:
+        return Diagnosis(matching[0].id, matching[0].message)
     stub = stub_answer(inputs, obtained)
     if stub:
         return unattempted(stub)

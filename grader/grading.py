@@ -202,6 +202,9 @@ def _grade_exercise(session: Session, exercise: Exercise, stored: references.Ref
         if public_only and case.visibility is not Visibility.PUBLIC:
             continue
         checks.append(_grade_case(session, exercise, case, stored, context))
+    agreed = diagnose.consistent([c.diagnosis for c in checks],
+                                 [c.alternatives for c in checks])
+    checks = [replace(c, diagnosis=d) for c, d in zip(checks, agreed, strict=True)]
     return scoring.exercise_result(exercise, checks)
 
 
@@ -215,13 +218,21 @@ def judge(exercise: Exercise, case: Case, value: object, expected: references.Ou
         return scoring.passed_check(case.name, exercise, visibility=case.visibility,
                                     note=case.note), True
     diagnosis = None
+    alternatives: tuple[Diagnosis, ...] = ()
     if result.obtained is not None:
         context = context or Context()
         diagnosis = diagnose.diagnose(exercise, inputs, case.init_kwargs, result.obtained,
                                       expected, context.reads, context.example)
-    return scoring.failed_check(case.name, exercise, Status.FAILED, result.message,
-                                diagnosis=diagnosis, views=result.views,
-                                visibility=case.visibility, note=case.note), False
+        catalogued = diagnosis is not None and any(
+            m.id == diagnosis.id for m in exercise.misconceptions)
+        matching = diagnose.matches(exercise, inputs, case.init_kwargs, result.obtained,
+                                    expected) if catalogued else []
+        if len(matching) > 1:
+            alternatives = tuple(Diagnosis(m.id, m.message) for m in matching)
+    check = scoring.failed_check(case.name, exercise, Status.FAILED, result.message,
+                                 diagnosis=diagnosis, views=result.views,
+                                 visibility=case.visibility, note=case.note)
+    return replace(check, alternatives=alternatives), False
 
 
 def _grade_case(session: Session, exercise: Exercise, case: Case,

@@ -288,6 +288,9 @@ class CheckResult:
     """What the case exercises."""
     caution: str = ""
     """A warning about how it passed, for example only right after its defining cell."""
+    alternatives: tuple[Diagnosis, ...] = ()
+    """Every catalogued mistake its output matches, when more than one does (on symmetric
+    inputs, say): the grader picks the one the exercise's other cases agree on."""
 
     @property
     def scored(self) -> bool:

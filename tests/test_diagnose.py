@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from grader import diagnose, grading, references, registry
 from grader.assignments.variants import CATALOGUE
+from grader.model import Diagnosis
 from grader.sandbox.limits import Limits
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
@@ -73,6 +74,16 @@ def softmax_cols(data_in):
     "unstable-softmax": ("attention_basics", "softmax", '''
 import numpy as np
 softmax = lambda x: np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
+'''),
+    "weights-transposed": ("attention_basics", "scaled_dot_product_attention", '''
+import numpy as np
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.T / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = scores + mask
+    w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    w = w / w.sum(axis=-1, keepdims=True)
+    return w.T, w.T @ V
 '''),
     "transposed-weights": ("attention_basics", "scaled_dot_product_attention", '''
 import numpy as np
@@ -263,3 +274,17 @@ def test_no_diagnosis_for_a_correct_attention_on_random_inputs(n, d, seed):
     # a loop-based float32 student computes the same thing, slightly differently
     student = tuple(e.astype(np.float32).astype(np.float64) for e in expected)
     assert diagnose.diagnose(exercise, (Q, K, V), {}, student, expected) is None
+
+
+def test_one_bug_is_not_called_two_names_across_cases():
+    # The notebook's own example has K = Q, so its scores are symmetric: a softmax over the
+    # wrong axis and transposed weights give the same numbers there. The other cases tell
+    # them apart, and the example gets the name they agree on.
+    first = Diagnosis("softmax-wrong-axis", "axis")
+    other = Diagnosis("weights-transposed", "transposed")
+    agreed = diagnose.consistent([first, other, other], [(first, other), (), ()])
+    assert agreed == [other, other, other]
+    # A case that matches one mistake only keeps it; a non-catalogue diagnosis is kept.
+    stub = Diagnosis("uses-global", "reads D")
+    assert diagnose.consistent([first, stub, other, other], [(), (first, other), (), ()]) == \
+        [first, stub, other, other]

@@ -64,6 +64,13 @@ def _causal_attention(mask=causal, **mistake):
                                                    **mistake)
 
 
+def _weights_transposed(Q, K, V, mask=None):
+    """Attention that returns its weights transposed and mixes the values with them."""
+    weights, _ = rows_attention(Q, K, V, mask)
+    flipped = np.swapaxes(weights, -1, -2)
+    return flipped, flipped @ V
+
+
 ATTENTION_MISTAKES = (
     misconception("missing-scale", _attention(scale=1.0)),
     misconception("wrong-scale", lambda Q, K, V, mask=None: rows_attention(
@@ -75,6 +82,7 @@ ATTENTION_MISTAKES = (
     misconception("softmax-wrong-axis", _attention(norm=lambda s: stable_softmax(s, axis=-2))),
     misconception("unstable-softmax", _attention(norm=naive_softmax), conditional=LARGE),
     misconception("transposed-weights", _attention(transpose=True)),
+    misconception("weights-transposed", _weights_transposed),
 )
 
 
@@ -239,6 +247,8 @@ causal_self_attention = Exercise(
         misconception("unstable-softmax", _causal_attention(norm=naive_softmax),
                       conditional=LARGE),
         misconception("transposed-weights", _causal_attention(transpose=True)),
+        misconception("weights-transposed", lambda X, W_q, W_k, W_v: _weights_transposed(
+            X @ W_q, X @ W_k, X @ W_v, causal(len(X)))),
     ),
     trivial=(("return V", lambda X, W_q, W_k, W_v: _no_attention(len(X), X @ W_v)),),
     properties=(prop.finite_for_large_inputs(), prop.no_future(), prop.sums_to_one()),

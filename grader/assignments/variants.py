@@ -27,6 +27,9 @@ CATALOGUE: dict[str, str] = {
                         "exp() (it cancels out, and keeps exp() finite).",
     "transposed-weights": "The attention matrix is applied transposed: each output must mix "
                           "the values with its own query's weights.",
+    "weights-transposed": "The weights are transposed: row i must hold query i's weights over "
+                          "the keys (each row sums to 1), and the output mixes the values with "
+                          "those rows; yours holds them in column i.",
     "missing-bias": "The projection biases (beta) are left out of Q, K and V.",
     "extra-scale": "These scores should not be scaled: this exercise is unscaled dot-product "
                    "attention.",
