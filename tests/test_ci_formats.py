@@ -34,7 +34,8 @@ def test_junit_has_one_testcase_per_check(tmp_path):
     assert {c.get("classname") for c in failing} == {
         "udl_attention.softmax_cols", "udl_attention.scaled_dot_product_self_attention",
         "udl_attention.multihead_scaled_self_attention"}
-    failure = next(c for c in failing if c.get("name") == "seed-002 (public)").find("failure")
+    failure = next(c for c in failing
+                   if c.get("name") == "notebook-example (public)").find("failure")
     assert failure.get("message").startswith("[transposed-weights] Each head's attention")
     assert "Mismatched elements: 48 / 48" in failure.text
 
@@ -89,9 +90,11 @@ def test_gradescope_bundle_runs_against_a_fake_autograder_tree(tmp_path):
     assert {t["status"] for t in tests} == {"passed", "failed"}
     assert all(set(t) >= {"score", "max_score", "status", "name", "number", "output",
                           "visibility"} for t in tests)
-    seed = next(t for t in tests if t["name"] == "multihead_scaled_self_attention: seed-002")
+    seed = next(t for t in tests
+                if t["name"] == "multihead_scaled_self_attention: notebook-example")
     assert (seed["number"], seed["visibility"], seed["score"]) == ("5.1", "visible", 0.0)
-    assert seed["output"].startswith("**Likely mistake (transposed-weights):**")
+    assert seed["output"].startswith("**Likely mistake:** Each head's attention matrix")
+    assert seed["tags"] == ["multihead_scaled_self_attention", "public", "transposed-weights"]
     hidden = next(t for t in tests if t["name"] == "multihead_scaled_self_attention: wide")
     assert hidden["visibility"] == "after_due_date"
     assert sum(t["max_score"] for t in tests) == 10.0

@@ -137,8 +137,8 @@ def test_check_runs_public_cases_only():
     assert code == 1
     assert "seed002.ipynb · udl_attention: 4 / 5 public checks pass (public cases only)" in out
     assert "✓ self_attention (1/1 checks)" in out
-    assert "seed-002 (public): [transposed-weights] Each head's attention matrix is applied " \
-           "transposed" in out
+    assert "notebook-example (public): [transposed-weights] Each head's attention matrix is " \
+           "applied transposed" in out
     assert "        values differ (rtol=1e-06, atol=1e-08)" in out
     assert "        Mismatched elements: 48 / 48" in out
     code, _, _ = invoke("check", "solutions/udl_attention.py")

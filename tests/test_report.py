@@ -29,9 +29,9 @@ UNSCALED = Diagnosis("missing-scale", "The scores are not divided by sqrt(d_k)."
 
 
 def result(**changes) -> Result:
-    public = CheckResult("seed-001", Visibility.PUBLIC, False, 0.0, 1.5, Status.FAILED,
+    public = CheckResult("notebook-example", Visibility.PUBLIC, False, 0.0, 1.5, Status.FAILED,
                          "values differ <b>bold</b>\nMismatched elements: 2 / 4", DIAGNOSIS,
-                         (VIEW,), note="the example of seed 001")
+                         (VIEW,), note="the example in the notebook")
     hidden = CheckResult("large | scores", Visibility.HIDDEN, False, 0.0, 1.5, Status.FAILED,
                          "values differ\nMismatched elements: 9 / 9", UNSCALED)
     passed = CheckResult("random", Visibility.HIDDEN, True, 1.5, 1.5, Status.PASSED)
@@ -139,7 +139,8 @@ def test_terminal_summary_without_and_with_colour():
     plain = terminal.render(result())
     assert plain.startswith("alice<script>.ipynb · attention_basics: 1.5 / 4.5 in 0.25 s\n")
     assert "\x1b[" not in plain
-    assert "seed-001 (public): [transposed-weights] The attention matrix is applied" in plain
+    assert "notebook-example (public): [transposed-weights] The attention matrix is applied" \
+        in plain
     coloured = terminal.render(result(), color=True)
     assert "\x1b[" in coloured
 

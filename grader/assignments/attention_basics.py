@@ -161,8 +161,8 @@ qkv_projections = Exercise(
     outputs=("Q", "K", "V"),
     summary="Project the tokens onto queries, keys and values.",
     cases=(
-        Case("seed-003", fixed(SEED003_X, SEED003_W_QK, SEED003_W_QK, SEED003_W_V),
-             visibility=PUBLIC, note="the example of seed 003"),
+        Case("notebook-example", fixed(SEED003_X, SEED003_W_QK, SEED003_W_QK, SEED003_W_V),
+             visibility=PUBLIC, note="the example in the notebook"),
         Case("d_k-differs-from-d_v", normal((5, 6), (6, 3), (6, 3), (6, 2)), seed=11),
         Case("one-token", normal((1, 4), (4, 4), (4, 4), (4, 4)), seed=12),
     ),
@@ -177,7 +177,8 @@ scaled_dot_product_attention = Exercise(
     outputs=("weights", "context"),
     summary="softmax(Q K^T / sqrt(d_k) + mask) and its product with V.",
     cases=(
-        Case("seed-001", _seed001_qkv, visibility=PUBLIC, note="the example of seed 001"),
+        Case("notebook-example", _seed001_qkv, visibility=PUBLIC,
+             note="the example in the notebook"),
         Case("random", normal((4, 8), (4, 8), (4, 8)), seed=21, visibility=PUBLIC),
         Case("causal-mask", _masked(5, 4, 4), seed=22, note="an additive causal mask"),
         Case("d_k-differs-from-d_v", normal((3, 4), (5, 4), (5, 2)), seed=23,
@@ -227,8 +228,8 @@ causal_self_attention = Exercise(
     outputs=("weights", "output"),
     summary="Self-attention in which no token attends to a later one.",
     cases=(
-        Case("seed-001-masked", fixed(SEED001_MASKED_X, np.eye(3), np.eye(3), np.eye(3)),
-             visibility=PUBLIC, note="the masked example of seed 001"),
+        Case("notebook-example", fixed(SEED001_MASKED_X, np.eye(3), np.eye(3), np.eye(3)),
+             visibility=PUBLIC, note="the masked example in the notebook"),
         Case("random", normal((5, 4), (4, 3), (4, 3), (4, 2)), seed=31),
         Case("one-token", normal((1, 4), (4, 4), (4, 4), (4, 4)), seed=32, scored=False,
              note=ONE_TOKEN),

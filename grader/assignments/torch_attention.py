@@ -96,13 +96,14 @@ torch_self_attention = Exercise(
     tensors="float64",
     summary="Scaled dot-product self-attention on tensors, differentiable.",
     cases=(
-        Case("seed-000", seed000, seed=1, visibility=PUBLIC, note="seed 000's input"),
+        Case("notebook-example", seed000, seed=1, visibility=PUBLIC,
+             note="the example input in the notebook"),
         Case("d_k-differs-from-d_v", normal((5, 6), (6, 3), (6, 3), (6, 2)), seed=2),
         Case("one-token", normal((1, 4), (4, 4), (4, 4), (4, 4)), seed=3, scored=False,
              note="one token: checks that N = 1 works, worth no points, since any attention "
              "over a single token returns V"),
-        Case("seed-003", lambda rng: (np.array(SEED003_X), *normal((4, 4), (4, 4), (4, 4))(rng)),
-             seed=4),
+        Case("notebook-input",
+             lambda rng: (np.array(SEED003_X), *normal((4, 4), (4, 4), (4, 4))(rng)), seed=4),
     ),
     misconceptions=(
         misconception("missing-scale", _attention(scale=1.0)),

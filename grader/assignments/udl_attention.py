@@ -196,8 +196,8 @@ self_attention = Exercise(
     points=2,
     summary="Unscaled dot-product self-attention, output (D, N).",
     cases=(
-        Case("seed-002", seed002_single_head, visibility=PUBLIC,
-             note="the matrix-form example of seed 002"),
+        Case("notebook-example", seed002_single_head, visibility=PUBLIC,
+             note="the matrix-form example in the notebook"),
         Case("wide", single_head(6, 5), seed=21),
         Case("one-token", single_head(4, 1), seed=22, scored=False, note=ONE_TOKEN),
     ),
@@ -218,8 +218,8 @@ scaled_dot_product_self_attention = Exercise(
     points=2,
     summary="Self-attention with scores divided by the square root of the query dimension.",
     cases=(
-        Case("seed-002", seed002_single_head, visibility=PUBLIC,
-             note="the scaled example of seed 002"),
+        Case("notebook-example", seed002_single_head, visibility=PUBLIC,
+             note="the scaled example in the notebook"),
         Case("five-tokens", single_head(4, 5), seed=31),
         # D = 6, not the notebook's 4: code that scales by the global D fails here.
         Case("wide", single_head(6, 5), seed=34),
@@ -247,8 +247,8 @@ multihead_scaled_self_attention = Exercise(
     points=5,
     summary="Two heads of size D/2, each scaled by sqrt(D/2), stacked and mixed by omega_c.",
     cases=(
-        Case("seed-002", seed002_multihead, visibility=PUBLIC,
-             note='the "True values" of seed 002'),
+        Case("notebook-example", seed002_multihead, visibility=PUBLIC,
+             note='the example whose "True values" the notebook prints'),
         Case("small", multihead(4, 3), seed=41),
         Case("one-token", multihead(6, 1), seed=42, scored=False, note=ONE_TOKEN),
         Case("wide", multihead(6, 5), seed=43),

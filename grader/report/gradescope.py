@@ -22,11 +22,13 @@ def to_dict(result: Result) -> dict[str, Any]:
     for i, exercise in enumerate(result.exercises, start=1):
         for j, check in enumerate(exercise.checks, start=1):
             lines = []
-            if check.diagnosis:
-                lines.append(f"**Likely mistake ({md_escape(check.diagnosis.id)}):** "
-                             f"{md_escape(check.diagnosis.message)}")
+            if check.diagnosis:  # the catalogue id stays in the tags, for machines
+                label = "" if check.diagnosis.id == "unattempted" else "**Likely mistake:** "
+                lines.append(label + md_escape(check.diagnosis.message))
             if check.note:
                 lines.append(f"*{md_escape(check.note)}*")
+            if check.caution:
+                lines.append(f"**Careful:** {md_escape(check.caution)}.")
             if check.message:
                 marks = fence(check.message)
                 lines.append(f"{marks}text\n{check.message}\n{marks}")
@@ -36,7 +38,8 @@ def to_dict(result: Result) -> dict[str, Any]:
                 "status": "passed" if check.passed else "failed",
                 "output": "\n\n".join(lines), "output_format": "md",
                 "visibility": VISIBILITY[check.visibility],
-                "tags": [exercise.name, check.visibility.value],
+                "tags": [exercise.name, check.visibility.value,
+                         *([check.diagnosis.id] if check.diagnosis else [])],
             })
     return {
         "score": result.score, "execution_time": round(result.duration_s, 3),
