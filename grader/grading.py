@@ -118,7 +118,7 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None,
         stored = ready(assignment, options)
     started = time.monotonic()
     try:
-        submission = loading.load(path, options.limits)
+        submission = loading.load(path, options.limits, assignment.name)
     except SubmissionError as exc:
         return failed_result(assignment, str(path), exc.message, time.monotonic() - started,
                              public_only=options.public_only)

@@ -2,6 +2,8 @@
 
 Nothing here runs student code. IPython syntax is turned into Python with IPython's own
 transforms, and top-level shell escapes and unsupported magics are marked to be skipped.
+Notebooks of an older format (1 to 3) are upgraded by nbformat itself; a notebook whose
+metadata says it is written in another language (an R or Julia kernel) is refused.
 
 Loading is linear in the size of the file: the sizes are checked before anything is parsed,
 no regular expression can backtrack across lines, and IPython's transforms are driven in one
@@ -24,6 +26,7 @@ from grader import submissions
 from grader.errors import SubmissionError
 from grader.model import Cell, Statement, Submission
 from grader.sandbox.limits import Limits, cap
+from grader.text import one_line
 
 RESAVE = "re-save it from Jupyter (File > Save) and hand it in again"
 # Magics that do nothing harmful, or whose statement the worker runs itself (see worker.Shell).
@@ -49,12 +52,15 @@ def megabytes(size: int, limit_mb: float) -> str:
     return f"{text} MB" if float(text) > limit_mb else f"{size:,} bytes"
 
 
-def load(path: Path, limits: Limits | None = None) -> Submission:
+def load(path: Path, limits: Limits | None = None,
+         assignment: str | None = None) -> Submission:
     """Read a `.ipynb` or `.py` file; raise SubmissionError naming the file and the fix.
 
     The size of the file, the code of each cell and of all cells, and the number of code
     cells are checked against `limits` before any cell is parsed, the number of statements
-    after; outputs stored in a notebook count only towards the size of the file.
+    after; outputs stored in a notebook count only towards the size of the file. A notebook
+    of another language than Python is refused, naming `assignment` (the assignment it is
+    graded for) when given.
     """
     limits = limits or Limits()
     name = str(path)
@@ -92,7 +98,7 @@ def load(path: Path, limits: Limits | None = None) -> Submission:
     if path.suffix != ".ipynb":
         raise SubmissionError.unreadable(name, f"has the extension {path.suffix!r}",
                                          "hand in a .ipynb notebook or a .py module")
-    sources, hint = _notebook_sources(name, text)
+    sources, hint = _notebook_sources(name, text, assignment)
     check_code(name, sources, limits)
     cells = tuple(prepare_cell(position, source) for position, source in sources)
     check_statements(name, cells, limits)
@@ -133,7 +139,8 @@ def check_statements(name: str, cells: tuple[Cell, ...], limits: Limits) -> None
             "again")
 
 
-def _notebook_sources(name: str, text: str) -> tuple[list[tuple[int, str]], str | None]:
+def _notebook_sources(name: str, text: str, assignment: str | None = None
+                      ) -> tuple[list[tuple[int, str]], str | None]:
     """The (position, source) of each code cell, and the assignment the metadata names."""
     try:
         raw = json.loads(text)
@@ -148,10 +155,8 @@ def _notebook_sources(name: str, text: str) -> tuple[list[tuple[int, str]], str 
         raise SubmissionError.unreadable(name, "is JSON but not a Jupyter notebook "
                                          "(no nbformat field)", RESAVE)
     major = raw.get("nbformat")
-    if not isinstance(major, int) or not 3 <= major <= 4:
-        raise SubmissionError.unreadable(name, f"has nbformat {major!r}, which is not 3 or 4",
-                                         RESAVE)
-    notebook = raw if major == 4 else _upgrade(name, text)
+    notebook = raw if type(major) is int and major == 4 else _upgrade(name, text, major)
+    check_language(name, notebook.get("metadata"), assignment)
     raw_cells = notebook.get("cells")
     if not isinstance(raw_cells, list):
         raise SubmissionError.unreadable(name, "has no list of cells", RESAVE)
@@ -169,10 +174,18 @@ def _notebook_sources(name: str, text: str) -> tuple[list[tuple[int, str]], str 
     return sources, metadata_assignment(notebook.get("metadata"))
 
 
-def _upgrade(name: str, text: str) -> dict:
-    """An nbformat 3 notebook, upgraded to version 4 by nbformat itself."""
+def _upgrade(name: str, text: str, major: object) -> dict:
+    """A notebook of an older format (1, 2 or 3), upgraded to version 4 by nbformat itself;
+    a version nbformat cannot read is refused, naming it."""
     import nbformat  # slow to import, and version 4 needs nothing from it
 
+    readable = sorted(nbformat.versions)
+    if type(major) is not int or major not in readable:
+        raise SubmissionError.unreadable(
+            name, f"has nbformat {_shown(major)}, which the grader's nbformat "
+            f"{nbformat.__version__} cannot read (it reads versions {readable[0]} to "
+            f"{readable[-1]})", "re-save it from Jupyter (File > Save) as a version "
+            f"{nbformat.current_nbformat} notebook and hand it in again")
     try:
         with warnings.catch_warnings():
             # Old or sloppy notebooks make nbformat warn (missing cell ids); we grade them anyway.
@@ -182,6 +195,71 @@ def _upgrade(name: str, text: str) -> dict:
         raise SubmissionError.unreadable(
             name, f"is not a valid notebook ({type(exc).__name__}: {str(exc)[:200]})",
             RESAVE) from None
+
+
+def _shown(value: object) -> str:
+    """A JSON value as the file spells it, capped; a list or an object by its kind only."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return cap(json.dumps(value), 40)
+    return "a list" if isinstance(value, list) else "an object"
+
+
+# Kernel names that say the language when the metadata names none (old or hand-made files).
+# Any other name may be a Python environment ("python3", "conda-env-torch-py", "myenv").
+_KERNEL_LANGUAGES = {"ir": "R", "julia": "Julia", "ijulia": "Julia", "xcpp": "C++",
+                     "octave": "Octave", "matlab": "MATLAB", "bash": "Bash",
+                     "javascript": "JavaScript", "ijavascript": "JavaScript"}
+
+
+def notebook_language(metadata: object) -> tuple[str, str] | None:
+    """(kernel, language) of a notebook whose metadata says it is not Python; else None.
+
+    The language is what `language_info.name` (written by the kernel that ran it) or
+    `kernelspec.language` names. Any sign of Python in the metadata (those, or a `.py` file
+    extension, a Python mimetype or lexer, as PySpark's kernel writes) makes it Python. Only
+    when no language is named does a kernel name known to be another language's (`ir`,
+    `julia-1.9`) decide; a notebook that says nothing is Python.
+    """
+    if not isinstance(metadata, dict):
+        return None
+    spec = _section(metadata, "kernelspec")
+    info = _section(metadata, "language_info")
+    mode = info.get("codemirror_mode")
+    evidence = [info.get("name"), spec.get("language"), info.get("mimetype"),
+                info.get("pygments_lexer"), mode.get("name") if isinstance(mode, dict) else mode]
+    if info.get("file_extension") == ".py" or any(
+            isinstance(value, str) and "python" in value.lower() for value in evidence):
+        return None
+    name = spec.get("name")
+    kernel: str = name if isinstance(name, str) else ""
+    named = [value.strip() for value in evidence[:2] if isinstance(value, str) and value.strip()]
+    if named:
+        return (kernel or named[0]), named[0]
+    base = kernel.lower().split("-")[0]
+    if base in _KERNEL_LANGUAGES:
+        return kernel, _KERNEL_LANGUAGES[base]
+    if kernel.lower().startswith("conda-") and kernel.lower().endswith("-r"):
+        return kernel, "R"  # nb_conda_kernels names R environments conda-env-<env>-r
+    return None
+
+
+def _section(metadata: dict, key: str) -> dict:
+    value = metadata.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def check_language(name: str, metadata: object, assignment: str | None = None) -> None:
+    """Refuse a notebook written for another language than Python (see `notebook_language`)."""
+    found = notebook_language(metadata)
+    if found is None:
+        return
+    kernel, language = (cap(one_line(part), 60) for part in found)
+    shown = kernel if kernel.lower() == language.lower() else f"{kernel} ({language})"
+    needs = f"{assignment} needs Python" if assignment else "the grader runs Python"
+    raise SubmissionError.unreadable(
+        name, f"this notebook's kernel is {shown}; {needs}",
+        "change its kernel to Python 3 (Kernel > Change Kernel), or paste the code into a "
+        "Python notebook, run it there, save it and hand it in again")
 
 
 def metadata_assignment(metadata: object) -> str | None:

@@ -7,6 +7,7 @@ import json
 import tokenize
 from types import SimpleNamespace
 
+import nbformat
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -95,7 +96,7 @@ def test_module_is_one_cell_without_ipython_syntax(make_submission):
     (b"[1, 2]", "is JSON but not a Jupyter notebook"),
     (b'{"nbformat": 4, "cells": 7, "metadata": {}}', "has no list of cells"),
     (b'{"nbformat": 3, "worksheets": 7}', "is not a valid notebook"),
-    (b'{"nbformat": "four"}', "has nbformat 'four'"),
+    (b'{"nbformat": "four"}', 'has nbformat "four", which'),
     (b"{" * 100000, "not valid notebook JSON"),
 ])
 def test_unreadable_notebooks(tmp_path, content, problem):
@@ -105,6 +106,116 @@ def test_unreadable_notebooks(tmp_path, content, problem):
         loading.load(path)
     assert str(info.value).startswith(f"{path}: ")
     assert problem in str(info.value)
+
+
+# --------------------------------------------------------------------------- old formats
+
+SOLUTION = "def softmax(x):\n    return x"
+OLD_FORMATS = {
+    1: {"nbformat": 1, "cells": [
+        {"cell_type": "text", "text": "Attention"},
+        {"cell_type": "code", "code": SOLUTION, "language": "python"}]},
+    2: {"nbformat": 2, "nbformat_minor": 0, "metadata": {"name": "alice"}, "worksheets": [
+        {"cells": [{"cell_type": "heading", "level": 1, "source": "Attention"},
+                   {"cell_type": "code", "input": "import numpy as np", "language": "python",
+                    "outputs": [], "prompt_number": 1},
+                   {"cell_type": "markdown", "source": "Softmax:"},
+                   {"cell_type": "code", "input": SOLUTION, "language": "python",
+                    "outputs": [], "collapsed": False}]}]},
+}
+
+
+@pytest.mark.parametrize("version, cells", [
+    (1, [(2, SOLUTION)]),
+    (2, [(2, "import numpy as np"), (4, SOLUTION)]),
+])
+def test_old_notebook_formats_are_upgraded_by_nbformat(tmp_path, version, cells):
+    path = tmp_path / "alice.ipynb"
+    path.write_text(json.dumps(OLD_FORMATS[version]))
+    submission = loading.load(path)
+    assert [(c.index, c.source) for c in submission.cells] == cells
+
+
+@pytest.mark.parametrize("version, shown", [
+    (b"99", "99"), (b"5", "5"), (b"0", "0"), (b"true", "true"), (b'"four"', '"four"'),
+    (b"4.0", "4.0"), (b"[4]", "a list"), (b'"' + b"4" * 100 + b'"',
+                                          '"' + "4" * 39 + "… (62 more characters)"),
+])
+def test_a_format_nbformat_cannot_read_is_refused_naming_it(tmp_path, version, shown):
+    path = tmp_path / "alice.ipynb"
+    path.write_bytes(b'{"nbformat": ' + version + b', "nbformat_minor": 0, "cells": [], '
+                     b'"metadata": {}}')
+    with pytest.raises(SubmissionError) as info:
+        loading.load(path)
+    assert str(info.value) == (
+        f"{path}: has nbformat {shown}, which the grader's nbformat {nbformat.__version__} "
+        "cannot read (it reads versions 1 to 4); re-save it from Jupyter (File > Save) as a "
+        "version 4 notebook and hand it in again")
+
+
+# --------------------------------------------------------------------------- languages
+
+R_INFO = {"name": "R", "codemirror_mode": "r", "file_extension": ".r",
+          "mimetype": "text/x-r-source", "pygments_lexer": "r", "version": "4.3.1"}
+FIX = ("change its kernel to Python 3 (Kernel > Change Kernel), or paste the code into a "
+       "Python notebook, run it there, save it and hand it in again")
+
+
+@pytest.mark.parametrize("metadata, kernel", [
+    ({"kernelspec": {"name": "ir", "display_name": "R", "language": "R"},
+      "language_info": R_INFO}, "ir (R)"),
+    ({"kernelspec": {"name": "ir", "display_name": "R"}}, "ir (R)"),
+    ({"language_info": R_INFO}, "R"),
+    ({"kernelspec": {"name": "julia-1.9", "display_name": "Julia 1.9.3", "language": "julia"},
+      "language_info": {"name": "julia", "file_extension": ".jl"}}, "julia-1.9 (julia)"),
+    ({"kernelspec": {"name": "julia-1.10"}}, "julia-1.10 (Julia)"),
+    ({"kernelspec": {"name": "conda-env-stats-r", "display_name": "R [conda env:stats]"}},
+     "conda-env-stats-r (R)"),
+])
+def test_a_notebook_of_another_language_is_refused(make_submission, metadata, kernel):
+    path = make_submission(["softmax <- function(x) exp(x) / sum(exp(x))"], metadata=metadata)
+    with pytest.raises(SubmissionError) as info:
+        loading.load(path, assignment="udl_attention")
+    assert str(info.value) == (f"{path}: this notebook's kernel is {kernel}; udl_attention "
+                               f"needs Python; {FIX}")
+    with pytest.raises(SubmissionError) as info:
+        loading.load(path)
+    assert str(info.value) == (f"{path}: this notebook's kernel is {kernel}; the grader runs "
+                               f"Python; {FIX}")
+
+
+@pytest.mark.parametrize("metadata", [
+    {},
+    {"kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                    "language": "python"},
+     "language_info": {"name": "python", "version": "3.11.7"}},
+    {"kernelspec": {"name": "python", "display_name": "Python"}},
+    {"kernelspec": {"name": "conda-env-torch-py", "display_name": "Python [conda env:torch]",
+                    "language": "python"}},
+    {"kernelspec": {"name": "venv", "display_name": "attention (venv)"}},
+    {"kernelspec": {"name": "ir", "language": "python"}},  # a Python kernel named ir
+    # PySpark's kernel names its language pyspark, and says it is Python in the rest.
+    {"kernelspec": {"name": "pysparkkernel", "display_name": "PySpark", "language": ""},
+     "language_info": {"name": "pyspark", "mimetype": "text/x-python",
+                       "codemirror_mode": {"name": "python", "version": 3},
+                       "pygments_lexer": "python3"}},
+    {"kernelspec": "ir", "language_info": ["R"]},  # not metadata Jupyter writes: no word
+])
+def test_python_notebooks_are_graded_whatever_their_kernel_is_called(make_submission,
+                                                                     metadata):
+    path = make_submission(["x = 1"], metadata=metadata)
+    assert [c.source for c in loading.load(path, assignment="udl_attention").cells] == ["x = 1"]
+
+
+def test_an_old_notebook_of_another_language_is_refused_after_its_upgrade(tmp_path):
+    path = tmp_path / "alice.ipynb"
+    path.write_text(json.dumps({"nbformat": 3, "nbformat_minor": 0, "metadata": {
+        "kernelspec": {"name": "ir", "display_name": "R", "language": "R"}},
+        "worksheets": [{"cells": [{"cell_type": "code", "input": "x <- 1", "language": "R",
+                                   "outputs": []}], "metadata": {}}]}))
+    with pytest.raises(SubmissionError, match="this notebook's kernel is ir \\(R\\); the "
+                                              "grader runs Python; change its kernel"):
+        loading.load(path)
 
 
 def test_other_extensions_and_folders_are_refused(tmp_path):

@@ -5,6 +5,10 @@ failing statement is recorded and the next one runs; a statement past its time l
 interrupted, and a kernel that dies or will not stop is restarted and the statements before
 are replayed. Exercises are called through `worker.kernel_answer`, which forks inside the
 kernel exactly as the fast engine's worker does, and answers with the same protocol frames.
+
+A failing statement is described by the same code as in the fast engine (`worker.failure`,
+asked for IPython's last error), so both engines give it the same message and the same line
+of its cell; a kernel that dies is described by its exit status, as the fast engine's worker.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import json
 import logging
 import re
 import secrets
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -35,10 +40,21 @@ ANSWER = ("__import__('grader.sandbox.worker', fromlist=['kernel_answer']).kerne
 KERNEL_OVERHEAD = 512 << 20
 KERNEL_THREADS = 16
 SPEC = "attention-grader"
+# Nobody reads the kernel's tracebacks (`worker.failure` describes an error), and IPython's
+# usual ones take seconds to build for a runaway recursion: time the statement's limit counts.
+KERNEL_OPTIONS = ("--InteractiveShell.xmode=Minimal",)
 # nbclient logs every timeout and dead kernel as an error; the result reports them instead.
 _QUIET = logging.getLogger("grader.kernel")
 _QUIET.addHandler(logging.NullHandler())
 _QUIET.propagate = False
+
+
+class _Client(NotebookClient):
+    """nbclient's client, for statements whose outputs are read once and then dropped."""
+
+    def clear_output(self, outs: list[Any], msg: dict[str, Any], cell_index: int) -> None:
+        """Keep what was printed before `clear_output()`: the grader shows all the output
+        of the code, as the fast engine (where clearing shows nothing) does."""
 
 
 class KernelSession(Session):
@@ -51,6 +67,7 @@ class KernelSession(Session):
         super().__init__(*args, **kwargs)
         self._client: NotebookClient | None = None
         self._executed = 0
+        self._nonce = ""
 
     # ------------------------------------------------------------------ life cycle
 
@@ -70,14 +87,15 @@ class KernelSession(Session):
         specs = home / "kernels"
         (specs / SPEC).mkdir(parents=True, exist_ok=True)
         (specs / SPEC / "kernel.json").write_text(json.dumps({
-            "argv": [*isolation.command(self.offer, "kernel_main"), "-f", "{connection_file}"],
+            "argv": [*isolation.command(self.offer, "kernel_main"), "-f", "{connection_file}",
+                     *KERNEL_OPTIONS],
             "display_name": "attention-grader (confined)", "language": "python"}))
         manager = AsyncKernelManager(kernel_name=SPEC, transport="ipc", ip=str(shared / "socket"),
                                 connection_file=str(shared / "connection.json"),
                                 kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(specs)]))
-        client = NotebookClient(new_notebook(), km=manager, timeout=self.limits.cell_timeout,
-                                log=_QUIET, allow_errors=True, interrupt_on_timeout=True,
-                                startup_timeout=60, resources={"metadata": {"path": str(home)}})
+        client = _Client(new_notebook(), km=manager, timeout=self.limits.cell_timeout,
+                         log=_QUIET, allow_errors=True, interrupt_on_timeout=True,
+                         startup_timeout=60, resources={"metadata": {"path": str(home)}})
         self._client = client
         try:
             client.start_new_kernel(cwd=str(home), env=env, stdin=_devnull(),
@@ -87,6 +105,9 @@ class KernelSession(Session):
             self._stop_worker()
             raise SandboxError(f"the Jupyter kernel did not start ({type(exc).__name__}: "
                                f"{exc}); run `grade doctor`") from None
+        # The kernel's process, read by `Session._lost` as the fast engine's worker process.
+        process = getattr(manager.provisioner, "process", None)
+        self._proc = process if isinstance(process, subprocess.Popen) else None
         self._executed = 0
         reply, _ = self._request({"op": "hello", "preload": list(self.preload),
                                   "watch": list(self.watch), "shell": False}, None, 60.0)
@@ -101,6 +122,7 @@ class KernelSession(Session):
 
     def _stop_worker(self) -> None:
         client, self._client = self._client, None
+        self._proc = None
         if client is None:
             return
         pid = getattr(getattr(client.km, "provisioner", None), "pid", None)
@@ -126,19 +148,28 @@ class KernelSession(Session):
         assert client is not None
         cell = new_code_cell(source)
         client.nb.cells = [cell]
+        # The outputs of the statement before are gone: a display id it showed must not be
+        # updated there (nbclient would look for the output in this new cell, and fail).
+        client.clear_display_id_mapping(0)
         client.timeout = int(max(1, round(timeout)))
         started = time.monotonic()
         try:
             client.execute_cell(cell, 0, store_history=False)
         except DeadKernelError:
-            raise self._kernel_lost("the kernel died") from None
+            raise self._kernel_lost() from None
         except (CellTimeoutError, TimeoutError, RuntimeError):
             raise WorkerLost(Status.TIMEOUT, "the kernel did not stop when interrupted") \
                 from None
         return list(cell.outputs), time.monotonic() - started
 
-    def _kernel_lost(self, message: str) -> WorkerLost:
-        return WorkerLost(Status.CRASHED, f"{message}, while it ran")
+    def _kernel_lost(self) -> WorkerLost:
+        """The kernel died: how, from its exit status, in the fast engine's words."""
+        if self._proc is not None:
+            try:
+                return self._lost("while it ran")
+            except subprocess.TimeoutExpired:
+                pass  # nbclient gave up on a kernel that has not exited (yet)
+        return WorkerLost(Status.CRASHED, "the kernel died, while it ran")
 
     def _request(self, header: dict[str, Any], value: Any,
                  timeout: float) -> tuple[dict[str, Any], Any]:
@@ -162,13 +193,13 @@ class KernelSession(Session):
             self._request({"op": "snapshot", "executed": self._executed}, None,
                           self.limits.cell_timeout)
             return
-        self._run_source(_statement_source(cell, index), self.limits.cell_timeout)
+        self._run_source(self._statement_source(cell, index), self.limits.cell_timeout)
         self._executed += 1
 
     # ------------------------------------------------------------------ statements
 
     def _exec_statement(self, cell: Cell, index: int) -> dict[str, Any]:
-        outputs, elapsed = self._run_source(_statement_source(cell, index),
+        outputs, elapsed = self._run_source(self._statement_source(cell, index),
                                             self.limits.cell_timeout)
         self._executed += 1
         for output in outputs:
@@ -182,22 +213,31 @@ class KernelSession(Session):
             return {"status": "timeout"} if interrupted else {"status": "ok"}
         if error.get("ename") == "KeyboardInterrupt" and interrupted:
             return {"status": "timeout"}
-        traceback = ANSI.sub("", "\n".join(error.get("traceback", [])))
-        lines = re.findall(r"Cell In\[\d*\], line (\d+)", traceback)
-        line = int(lines[-1]) if lines else None
-        message = f"{error.get('ename')}: {error.get('evalue')}".rstrip(": ")
-        if error.get("ename") == "SystemExit":
-            return {"status": "exit", "message": f"SystemExit({error.get('evalue')!r})",
-                    "line": line}
-        return {"status": "error", "message": message[:500], "line": line}
+        reply, _ = self._request({"op": "last_error", "ename": error.get("ename"),
+                                  "marker": self._marker(cell)}, None,
+                                 self.limits.cell_timeout)
+        if reply.get("status") in ("error", "exit"):
+            return reply
+        return _from_output(error)  # IPython showed an error it did not keep
+
+    def _marker(self, cell: Cell) -> str:
+        """The comment that ends the source of each statement of `cell`: it tells the files
+        IPython compiles them to, and so the frames of a traceback that are the cell's."""
+        if not self._nonce:
+            self._nonce = secrets.token_hex(8)
+        return f"# grader {self._nonce}: cell {cell.index}"
+
+    def _statement_source(self, cell: Cell, index: int) -> str:
+        return _statement_source(cell, index) + "\n" + self._marker(cell)
 
     def _snapshot_request(self) -> dict[str, Any]:
         return {"op": "snapshot", "executed": self._executed}
 
 
 def _statement_source(cell: Cell, index: int) -> str:
-    """The source of exactly one top-level statement (`a = 1; b = 2` is two), padded with
-    newlines so that line numbers stay the cell's."""
+    """The source of exactly one top-level statement (`a = 1; b = 2` is two), after a line
+    `#` for each line of the cell before it, so that its line numbers stay the cell's. (Blank
+    lines would not do: IPython drops the blank lines a cell starts with.)"""
     import ast
 
     node = ast.parse(cell.source).body[index]
@@ -210,7 +250,20 @@ def _statement_source(cell: Cell, index: int) -> str:
              else start.col_offset)
     lines[-1] = lines[-1][:node.end_col_offset]
     lines[0] = lines[0][begin:]
-    return "\n" * (first - 1) + b"\n".join(lines).decode()
+    return "#\n" * (first - 1) + b"\n".join(lines).decode()
+
+
+def _from_output(error: dict[str, Any]) -> dict[str, Any]:
+    """A statement's reply read from IPython's error output alone: the line is the last
+    one the traceback names in any cell."""
+    traceback = ANSI.sub("", "\n".join(error.get("traceback", [])))
+    lines = re.findall(r"Cell In\[\d*\], line (\d+)", traceback)
+    line = int(lines[-1]) if lines else None
+    message = f"{error.get('ename')}: {error.get('evalue')}".rstrip(": ")
+    if error.get("ename") == "SystemExit":
+        return {"status": "exit", "message": f"SystemExit({error.get('evalue')!r})",
+                "line": line}
+    return {"status": "error", "message": message[:500], "line": line}
 
 
 def _error(outputs: list[Any]) -> str:
@@ -219,6 +272,4 @@ def _error(outputs: list[Any]) -> str:
 
 
 def _devnull() -> Any:
-    import subprocess
-
     return subprocess.DEVNULL

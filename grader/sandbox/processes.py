@@ -83,3 +83,17 @@ def apply_limits(limits: dict[str, int]) -> None:
             soft, hard = resource.getrlimit(which)
             ceiling = amount if hard == resource.RLIM_INFINITY else min(amount, hard)
             resource.setrlimit(which, (ceiling, ceiling))
+
+
+# Signals whose default action ends a process and that a worker, as PID 1 of its namespace,
+# handles by exiting with 128 + the signal's number (`grader.sandbox.worker`).
+DEADLY = tuple(sorted(
+    {getattr(signal, name) for name in ("SIGHUP", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2",
+                                        "SIGVTALRM", "SIGPROF", "SIGIO", "SIGPWR", "SIGSTKFLT")
+     if hasattr(signal, name)}
+    | set(range(signal.SIGRTMIN, signal.SIGRTMAX + 1) if hasattr(signal, "SIGRTMIN") else ())))
+
+
+def is_fatal_signal(number: int) -> bool:
+    """Whether a worker exiting with 128 + `number` was stopped by that signal."""
+    return number in DEADLY

@@ -233,6 +233,11 @@ class Session:
         if code is not None and code < 0:
             return WorkerLost(Status.CRASHED, f"the interpreter died from "
                               f"{processes.signal_name(-code)}, {when}")
+        if code is not None and code > 128 and processes.is_fatal_signal(code - 128):
+            # The worker is PID 1 of its namespace: it exits with 128 + the signal's number
+            # when the student's code signals it (os.kill(os.getpid(), SIGTERM)).
+            return WorkerLost(Status.CRASHED, f"the interpreter was stopped by "
+                              f"{processes.signal_name(code - 128)} (exit code {code}), {when}")
         return WorkerLost(Status.CRASHED, f"the interpreter exited with code {code}, {when}")
 
     @property

@@ -9,17 +9,24 @@ the student's stdout and stderr go to a third one that the grader reads and caps
   long, and the grader kills the worker when even that fails.
 - `call` forks, calls one exercise on one case's inputs in the child, and relays the child's
   answer. Whatever the call does to its process (hang, crash, corrupt globals) dies with it.
+
+Outside a kernel, `display()` and IPython's display functions behave as in a notebook whose
+outputs nobody looks at: they show nothing, and return the handle IPython returns.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import importlib.abc
+import importlib.machinery
+import linecache
 import os
 import signal
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,14 +71,113 @@ class Shell:
         print(f"[grader] not run: {what[:80]}", file=sys.stderr)
 
 
-def describe(exc: BaseException, filename: str | None = None) -> tuple[str, int | None]:
-    """'ExcType: message' and the line of the student's code where it was raised."""
+class DisplayHandle:
+    """What `display(obj, display_id=...)` returns in IPython; here it shows nothing."""
+
+    def __init__(self, display_id: str | None = None) -> None:
+        self.display_id = display_id or os.urandom(16).hex()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} display_id={self.display_id}>"
+
+    def display(self, obj: Any, **kwargs: Any) -> None:
+        """Show `obj` again under this handle's id: nothing to show here."""
+
+    def update(self, obj: Any, **kwargs: Any) -> None:
+        """Replace what this handle shows: nothing to replace here."""
+
+
+def display(*objs: Any, display_id: Any = None, **kwargs: Any) -> DisplayHandle | None:
+    """IPython's `display`, showing nothing: a handle when a display id is asked for (True
+    makes a new one), else None, as IPython returns."""
+    if not display_id:
+        return None
+    return DisplayHandle(None if display_id is True else str(display_id))
+
+
+def _show_nothing(*args: Any, **kwargs: Any) -> None:
+    """IPython's `clear_output` and `update_display`: nothing is shown, nothing to change."""
+
+
+DISPLAY_MODULE = "IPython.core.display_functions"
+
+
+def _quiet(module: Any) -> None:
+    """Make IPython's display functions the worker's. Outside a kernel IPython's own print
+    their objects (and terminal escapes), and `display` returns None even for a display id."""
+    module.display = display
+    module.clear_output = module.update_display = _show_nothing
+    module.DisplayHandle = DisplayHandle
+
+
+class _QuietLoader(importlib.abc.Loader):
+    """Loads IPython's display functions as IPython does, then makes them quiet."""
+
+    def __init__(self, loader: Any) -> None:
+        self._loader = loader
+
+    def create_module(self, spec: Any) -> Any:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self._loader.exec_module(module)
+        _quiet(module)
+
+    def __getattr__(self, name: str) -> Any:  # get_source, get_filename, ...
+        return getattr(self._loader, name)
+
+
+class _QuietDisplay(importlib.abc.MetaPathFinder):
+    """Patches IPython's display functions when student code first imports them (importing
+    IPython takes a second, so the worker never does it itself). `IPython.display` and
+    `IPython.core.display` take their names from that module, so every way of importing
+    `display`, `clear_output` or `update_display` gets the worker's."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name != DISPLAY_MODULE:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _QuietLoader(spec.loader)
+        return spec
+
+
+def quiet_ipython() -> None:
+    """Make IPython's display functions quiet, now or when they are imported."""
+    if DISPLAY_MODULE in sys.modules:
+        _quiet(sys.modules[DISPLAY_MODULE])
+    elif not any(isinstance(finder, _QuietDisplay) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _QuietDisplay())
+
+
+def describe(exc: BaseException, filename: str | None = None,
+             ours: Callable[[str], bool] | None = None) -> tuple[str, int | None]:
+    """'ExcType: message' and the line of the student's code where it was raised: in the
+    innermost frame of code from `filename` (or from a file `ours` accepts; any file when
+    neither is given). A statement that does not compile (`return` outside a function) is
+    described by its own message and line."""
+    def mine(name: str) -> bool:
+        return ours(name) if ours is not None else filename is None or name == filename
+
     line = None
     for frame, lineno in traceback.walk_tb(exc.__traceback__):
-        if filename is None or frame.f_code.co_filename == filename:
+        if mine(frame.f_code.co_filename):
             line = lineno
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if (isinstance(exc, SyntaxError) and exc.msg and isinstance(exc.filename, str)
+            and (ours is not None or filename is not None) and mine(exc.filename)):
+        # Its str() names the file, which is the grader's name for the cell, or a kernel's.
+        text, line = f"{type(exc).__name__}: {exc.msg}", exc.lineno or line
     return text[:500], line
+
+
+def failure(exc: BaseException, ours: Callable[[str], bool]) -> dict[str, Any]:
+    """The reply to a statement that raised `exc`; `ours` tells the files of its cell."""
+    if isinstance(exc, SystemExit):
+        return {"status": "exit", "message": f"SystemExit({exc.code!r})",
+                "line": describe(exc, ours=ours)[1]}
+    message, line = describe(exc, ours=ours)
+    return {"status": "error", "message": message, "line": line}
 
 
 @dataclass
@@ -128,7 +234,8 @@ class Worker:
         if header.get("shell", True):  # not inside a real IPython kernel
             self.namespace["__name__"] = header.get("module_name", "__main__")
             self.namespace["get_ipython"] = lambda: Shell(self.namespace)
-            self.namespace["display"] = lambda *args, **kwargs: None
+            self.namespace["display"] = display
+            quiet_ipython()
         return {"status": "ok", "pid": os.getpid(), "confinement": CONFINEMENT,
                 "confine_error": CONFINE_ERROR}, None
 
@@ -138,22 +245,20 @@ class Worker:
         if cell not in self.trees:
             self.trees[cell] = ast.parse(header["source"], filename=filename)
         node = self.trees[cell].body[index]
-        code = compile(ast.Module([node], type_ignores=[]), filename, "exec")
         self.executed += 1
         previous = signal.signal(signal.SIGALRM, _raise_timeout)
         signal.setitimer(signal.ITIMER_REAL, timeout)
         me = os.getpid()
         try:
-            exec(code, self.namespace)
+            # Compiled here: a statement that parses may still not compile (`return` or
+            # `break` outside their block), which is the student's error, not the worker's.
+            exec(compile(ast.Module([node], type_ignores=[]), filename, "exec"),
+                 self.namespace)
             reply: dict[str, Any] = {"status": "ok"}
         except StatementTimeout:
             reply = {"status": "timeout", "message": f"stopped after {timeout:g} s"}
-        except SystemExit as exc:
-            reply = {"status": "exit", "message": f"SystemExit({exc.code!r})",
-                     "line": describe(exc, filename)[1]}
         except BaseException as exc:  # the student's exception is data, whatever it is
-            message, line = describe(exc, filename)
-            reply = {"status": "error", "message": message, "line": line}
+            reply = failure(exc, lambda name: name == filename)
         finally:
             processes.exit_unless(me)
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -161,6 +266,22 @@ class Worker:
             _flush()
             processes.reap()
         return reply, None
+
+    def op_last_error(self, header: dict[str, Any],
+                      value: Any) -> tuple[dict[str, Any], Any]:
+        """Inside a kernel (`--engine kernel`): what `op_exec` would have replied for the error
+        IPython has just shown. The source of each statement of the cell ends with the line
+        `marker`, which tells the files IPython compiled that cell's statements to."""
+        error = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
+        if not isinstance(error, BaseException) or type(error).__name__ != header.get("ename"):
+            return {"status": "unknown"}, None  # not the error of that statement
+        marker = str(header.get("marker"))
+
+        def ours(name: str) -> bool:
+            lines = linecache.getlines(name)
+            return bool(lines) and lines[-1].rstrip("\r\n") == marker
+
+        return failure(error, ours), None
 
     def op_snapshot(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
         if "executed" in header:  # a kernel runs the statements itself and tells the count
@@ -297,6 +418,58 @@ def _child_call(write_fd: int, target: Any, kind: str, value: Any, header: dict[
         os._exit(0)
 
 
+# Signals whose default action ends a process, and that a notebook's code may send itself:
+# `os.kill(os.getpid(), signal.SIGTERM)`, `os.kill(0, ...)`, `signal.raise_signal(...)`, a child
+# that kills its parent, `!kill 1`. A Jupyter kernel dies of them. The worker does not: it is
+# PID 1 of its PID namespace (see isolation), and the kernel drops a signal that init receives
+# from inside its namespace unless init handles it. So these statements would run "ok".
+#
+# A handler for each is the robust way out: the kernel calls it whoever sent the signal and
+# however, where looking for `os.kill(os.getpid(), ...)` in the source would see only the
+# spellings it knows. The handler does what the default action would (see `_die_of`).
+# Not here: SIGINT (Python's KeyboardInterrupt, as in Jupyter), SIGALRM (the statement timer),
+# SIGPIPE and SIGXFSZ (Python ignores them), SIGKILL and SIGSTOP (no process can handle them,
+# so a worker that sends them to itself runs on), and the fault signals SIGSEGV, SIGBUS,
+# SIGILL, SIGFPE, SIGTRAP and SIGSYS: a real fault kills even PID 1, and a Python handler
+# would return to the faulting instruction, which faults again, forever.
+def die_of_deadly_signals() -> None:
+    """As PID 1 of a namespace, end on a deadly signal as any other process would."""
+    if os.getpid() != 1:
+        return  # not init: the kernel applies the default action itself
+    for number in processes.DEADLY:
+        try:
+            if signal.getsignal(number) == signal.SIG_DFL:
+                signal.signal(number, _die_of)
+        except (OSError, ValueError):
+            pass  # a signal this system does not let a process handle
+    # A process forked from the worker (a snapshot, a call, the student's own) is not init:
+    # the default action serves it, at once, even in the middle of a long C call.
+    os.register_at_fork(after_in_child=_default_deadly_signals)
+
+
+def _default_deadly_signals() -> None:
+    for number in processes.DEADLY:
+        try:
+            if signal.getsignal(number) is _die_of:
+                signal.signal(number, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass
+
+
+def _die_of(signum: int, frame: Any) -> None:
+    """The default action of a deadly signal: the process ends, whatever the student's code
+    was doing (no exception, so no `try` or `finally` of theirs runs)."""
+    _flush()
+    if os.getpid() != 1:  # a child forked without Python's fork hooks: die of it
+        signal.signal(signum, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
+        os.kill(os.getpid(), signum)
+    # PID 1 cannot die of it: it exits with the status a shell gives a process the signal
+    # killed (128 + its number), so the statement is recorded as crashed, the worker is
+    # started again and the statements before it are replayed, as after any other death.
+    os._exit(128 + signum)
+
+
 def _raise_timeout(signum: int, frame: Any) -> None:
     raise StatementTimeout()
 
@@ -341,6 +514,7 @@ def main() -> None:
         # request but `hello` is answered, so no student code runs unconfined.
         _refuse(in_fd, out_fd)
         return
+    die_of_deadly_signals()
     Worker().serve(in_fd, out_fd)
 
 
@@ -351,6 +525,7 @@ def kernel_main() -> None:
     if error:
         print(f"[grader] refusing to start the kernel unconfined: {error}", file=sys.stderr)
         os._exit(3)
+    die_of_deadly_signals()
     from ipykernel.kernelapp import launch_new_instance
 
     launch_new_instance(argv=[arg for arg in sys.argv[1:] if arg != "-c"])

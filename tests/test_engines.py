@@ -1,0 +1,117 @@
+"""The fast engine and `--engine kernel` run the same notebook alike: IPython's display
+handles, the lines of errors, and a process that signals itself."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader import grading, registry
+from grader.model import Status
+from grader.sandbox.limits import Limits
+
+LIMITS = Limits(cell_timeout=2, call_timeout=2, memory_mb=1024)
+ENGINES = ["fast", pytest.param("kernel", marks=pytest.mark.slow)]
+WENT_ON = "; the grader ran the rest of the cell anyway; Jupyter would have stopped at the " \
+          "first error"
+
+
+def grade(path, engine: str):
+    result = grading.grade(path, registry.get("attention_basics"),
+                           grading.Options(limits=LIMITS, engine=engine))
+    assert result.status is Status.GRADED, result.error
+    return result
+
+
+def cells(result) -> list[tuple[int, Status, str]]:
+    return [(c.index, c.status, c.message) for c in result.problem_cells]
+
+
+# --------------------------------------------------------------------------- display handles
+
+DISPLAY = [
+    # Without an id IPython's display returns None; with one, a handle to update it later.
+    "h = display('loading', display_id=True)\n"
+    "print(type(h).__name__, len(h.display_id), display('no id'))\n"
+    "h.update('loaded')\n"
+    "h.display('shown twice')\n"
+    "named = display(1, display_id='weights')\n"
+    "print(repr(named))",
+    # The handle made in another statement, and another cell, can still be updated.
+    "named.update(2)\nprint('updated')",
+    # The ways notebooks import them; clear_output keeps nothing from being printed.
+    "from IPython.display import clear_output, display, update_display\n"
+    "from IPython import display as ipd\n"
+    "print('before')\n"
+    "clear_output(wait=True)\n"
+    "update_display(3, display_id='weights')\n"
+    "again = ipd.display('x', display_id='again')\n"
+    "again.update('y')\n"
+    "print(repr(again), display('z') is None)\n"
+    "clear_output()",
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_display_handles_work_as_in_ipython(make_submission, engine):
+    result = grade(make_submission(DISPLAY), engine)
+    assert cells(result) == []
+    assert result.output == ("DisplayHandle 32 None\n<DisplayHandle display_id=weights>\n"
+                             "updated\nbefore\n<DisplayHandle display_id=again> True\n")
+
+
+# --------------------------------------------------------------------------- error lines
+
+LINES = [
+    "import sys\n\ndef boom():\n    raise ValueError('boom')",
+    # Blank lines before the failing statement: IPython drops those a cell starts with.
+    "x = 1\n\n\n1 / 0",
+    # A function of an earlier statement of the same cell, and of an earlier cell.
+    "def inner():\n    return 1 / 0\n\ny = 2\ninner()\nboom()",
+    "sys.exit(3)\n\n\nsys.exit('bye')",
+    # Parses, but does not compile: the student's error, on its own line.
+    "x = 2\n\nreturn x",
+    "@staticmethod\n\ndef f():\n    pass\nf.__func__(1)",
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_error_lines_count_from_the_start_of_the_cell(make_submission, engine):
+    assert cells(grade(make_submission(LINES), engine)) == [
+        (2, Status.ERROR, "line 4: ZeroDivisionError: division by zero"),
+        (3, Status.ERROR, "line 2: ZeroDivisionError: division by zero; line 6: ValueError: "
+                          "boom" + WENT_ON),
+        (4, Status.ERROR, "line 1: SystemExit(3) ended only this statement; line 4: "
+                          "SystemExit('bye') ended only this statement" + WENT_ON),
+        (5, Status.ERROR, "line 3: SyntaxError: 'return' outside function"),
+        (6, Status.ERROR, "line 5: TypeError: f() takes 0 positional arguments but 1 was "
+                          "given"),
+    ]
+
+
+# --------------------------------------------------------------------------- signals
+
+SIGNALS = [
+    "import os\nimport signal\nx = 41",
+    "x += 1\nos.kill(os.getpid(), signal.SIGTERM)\nprint('the rest of the cell')",
+    "print(x)\n\nsignal.raise_signal(signal.SIGHUP)",
+    "os.kill(1, signal.SIGUSR1)",  # PID 1: the worker itself, in its PID namespace
+    "print(x)",
+    "def softmax(x):\n    os.kill(os.getpid(), signal.SIGTERM)",
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_process_that_signals_itself_dies_of_it(make_submission, engine):
+    result = grade(make_submission(SIGNALS), engine)
+    lost = "while it ran; only this statement was lost"
+    stopped = "the interpreter was stopped by"
+    assert cells(result) == [
+        (2, Status.CRASHED, f"line 2: {stopped} SIGTERM (exit code 143), {lost}{WENT_ON}"),
+        (3, Status.CRASHED, f"line 3: {stopped} SIGHUP (exit code 129), {lost}"),
+        (4, Status.CRASHED, f"line 1: {stopped} SIGUSR1 (exit code 138), {lost}"),
+    ]
+    # Each death cost only its statement: the state before it was replayed.
+    assert result.output == "the rest of the cell\n42\n42\n"
+    # A call's own process is not PID 1: it dies of the signal itself.
+    softmax = next(e for e in result.exercises if e.name == "softmax")
+    assert {c.message for c in softmax.checks} == {"crashed: the process died from SIGTERM"}
