@@ -28,6 +28,7 @@ from grader.errors import GraderError, SpecError, SubmissionError, UsageError
 from grader.model import (
     Assignment,
     Case,
+    CellResult,
     CheckResult,
     Diagnosis,
     Exercise,
@@ -125,7 +126,8 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None,
     session = _session(submission, assignment, options, started)
     try:
         with session:
-            cells = tuple(hints.explain(cell) for cell in session.run(submission))
+            cells = tuple(hints.explain(_located(cell, submission))
+                          for cell in session.run(submission))
             reads = notebook_globals.globals_read(
                 submission, (exercise.name for exercise in assignment.exercises))
             exercises = tuple(
@@ -158,6 +160,16 @@ def grade_files(paths: Sequence[Path], assignment: Assignment, options: Options 
         stored = ready(assignment, options)
     return combine.best_of(assignment, [grade(path, assignment, options, stored)
                                         for path in paths])
+
+
+def _located(result: CellResult, submission: Submission) -> CellResult:
+    """A cell's result with the numbers Jupyter shows for it: among the code cells, and the
+    `In [n]` the notebook was saved with."""
+    for cell in submission.cells:
+        if cell.index == result.index:
+            number = cell.number if submission.kind == "notebook" else 0
+            return replace(result, number=number, execution_count=cell.execution_count)
+    return result
 
 
 def _session(submission: Submission, assignment: Assignment, options: Options,

@@ -19,6 +19,7 @@ import re
 import tokenize
 import warnings
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -98,9 +99,11 @@ def load(path: Path, limits: Limits | None = None,
     if path.suffix != ".ipynb":
         raise SubmissionError.unreadable(name, f"has the extension {path.suffix!r}",
                                          "hand in a .ipynb notebook or a .py module")
-    sources, hint = _notebook_sources(name, text, assignment)
+    sources, hint, counts = _notebook_sources(name, text, assignment)
     check_code(name, sources, limits)
-    cells = tuple(prepare_cell(position, source) for position, source in sources)
+    cells = tuple(replace(prepare_cell(position, source), number=number, execution_count=count)
+                  for number, ((position, source), count)
+                  in enumerate(zip(sources, counts, strict=True), start=1))
     check_statements(name, cells, limits)
     return Submission(name, "notebook", cells, assignment_hint=hint, sha256=sha)
 
@@ -140,8 +143,9 @@ def check_statements(name: str, cells: tuple[Cell, ...], limits: Limits) -> None
 
 
 def _notebook_sources(name: str, text: str, assignment: str | None = None
-                      ) -> tuple[list[tuple[int, str]], str | None]:
-    """The (position, source) of each code cell, and the assignment the metadata names."""
+                      ) -> tuple[list[tuple[int, str]], str | None, list[int | None]]:
+    """The (position, source) of each code cell, the assignment the metadata names, and each
+    code cell's saved execution count (its `In [n]`, None when it never ran)."""
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -161,6 +165,7 @@ def _notebook_sources(name: str, text: str, assignment: str | None = None
     if not isinstance(raw_cells, list):
         raise SubmissionError.unreadable(name, "has no list of cells", RESAVE)
     sources = []
+    counts: list[int | None] = []
     for position, cell in enumerate(raw_cells, start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
@@ -171,7 +176,9 @@ def _notebook_sources(name: str, text: str, assignment: str | None = None
             raise SubmissionError.unreadable(name, f"cell {position} has a source that is "
                                              "not text", RESAVE)
         sources.append((position, source))
-    return sources, metadata_assignment(notebook.get("metadata"))
+        count = cell.get("execution_count")
+        counts.append(count if type(count) is int and 0 < count < 1 << 31 else None)
+    return sources, metadata_assignment(notebook.get("metadata")), counts
 
 
 def _upgrade(name: str, text: str, major: object) -> dict:

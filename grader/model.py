@@ -199,6 +199,10 @@ class Cell:
     """Its top-level statements; empty when `syntax_error` is set."""
     syntax_error: str | None = None
     """The SyntaxError that stops the cell from running at all, with its line."""
+    number: int = 1
+    """1-based position among the code cells: the cell as a student counts them."""
+    execution_count: int | None = None
+    """The `In [n]` the notebook was saved with, or None when the cell never ran."""
 
 
 @dataclass(frozen=True)
@@ -232,6 +236,20 @@ class CellResult:
     """What went wrong, naming the line and the exception."""
     file: str = ""
     """The file it is in, when the result combines several files; else empty."""
+    number: int = 0
+    """1-based position among the code cells; 0 for a module, which is one cell."""
+    execution_count: int | None = None
+    """The `In [n]` the notebook was saved with, if it ran before it was handed in."""
+
+    @property
+    def where(self) -> str:
+        """The cell as Jupyter shows it: "code cell 3 (In [5])", or "code cell 3"."""
+        if not self.index:
+            return "the file"  # it could not be read at all
+        if not self.number:
+            return "the module"
+        shown = f" (In [{self.execution_count}])" if self.execution_count else ""
+        return f"code cell {self.number}{shown}"
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ raise RuntimeError("cell\r\x1b[2J\x1b[H10 / 10 \u2713 \x9b31m\x07")
         "      not found: no function named causal_mask is defined\n"
         "  ? causal_self_attention 0/2  (0/4 checks)\n"
         "      not found: no function named causal_self_attention is defined\n"
-        "  cell 1 error: line 5: RuntimeError: cell [2J[H10 / 10 \u2713 31m\n")
+        "  the module: error: line 5: RuntimeError: cell [2J[H10 / 10 \u2713 31m\n")
     root = tmp_path / "autograder"
     (root / "submission").mkdir(parents=True)
     shutil.copy(source, root / "submission")
@@ -113,7 +113,7 @@ raise RuntimeError("cell\r\x1b[2J\x1b[H10 / 10 \u2713 \x9b31m\x07")
     outputs["results.json"] = _shown((root / "results" / "results.json").read_text())
     for name, shown in outputs.items():
         assert CONTROL.search(shown) is None, name
-    assert ("| 1 | error | line 5: RuntimeError: cell \\[2J\\[H10 / 10 \u2713 31m |\n"
+    assert ("| the module | error | line 5: RuntimeError: cell \\[2J\\[H10 / 10 \u2713 31m |\n"
             in outputs["r.md"])
 
 
@@ -126,7 +126,7 @@ def test_every_writer_drops_control_characters():
         "  ! softmax 0/1  (0/1 checks)\n"
         "      vector (public): [some-id] d [2J[H10 / 10 \u2713 31m\n"
         "        raised ValueError: [2J[H10 / 10 \u2713 31m\n"
-        "  cell 1 error: line 1: E: [2J[H10 / 10 \u2713 31m\n")
+        "  the module: error: line 1: E: [2J[H10 / 10 \u2713 31m\n")
     document = json.loads(json_report.render(result))
     assert document["submission"] == "bad[2J[H10 / 10 \u2713 31m.py"
     assert document["output"] == "out [2J[H10 / 10 \u2713 31m"
@@ -167,7 +167,8 @@ raise RuntimeError("cell\r# Hacked\u2028# Hacked")
             "### causal\\_self\\_attention: missing", "### Cells that did not simply run"]
         assert all(line.endswith("|") for line in lines if line.startswith("|"))
         assert ("| Cell | What happened | Details |\n|---|---|---|\n"
-                "| 1 | error | line 5: RuntimeError: cell \\# Hacked \\# Hacked |\n\n") in report
+                "| the module | error | line 5: RuntimeError: cell \\# Hacked \\# Hacked "
+                "|\n\n") in report
         assert ("- 💥 **vector** (public)\n  ```text\n  raised ValueError: boom\n  # Hacked\n"
                 "  # Hacked (line 3)\n  ```\n") in report
 
@@ -181,7 +182,7 @@ def test_markdown_writers_keep_untrusted_text_on_its_line():
         markdown.render(ungradable)
     test = gradescope_report.to_dict(_hostile_result(hostile))["tests"][0]
     assert test["output"] == (
-        "**Likely mistake (some-id):** d x \\# Hacked \\# Hacked- item \\<b\\>\n\n"
+        "**Likely mistake:** d x \\# Hacked \\# Hacked- item \\<b\\>\n\n"
         "*n x \\# Hacked \\# Hacked- item \\<b\\>*\n\n"
         "```text\nraised ValueError: x\n# Hacked\u2028# Hacked- item\n<b>\n```")
 
@@ -218,7 +219,9 @@ def test_run_writes_every_report_for_an_undecodable_file_name(tmp_path, monkeypa
     document = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert document["submission"] == "bad\ufffd_attention_basics.py"
     assert document["cells"] == [{"index": 1, "status": "error",
-                                  "message": "line 1: ValueError: \ufffd", "file": ""}]
+                                  "message": "line 1: ValueError: \ufffd", "file": "",
+                                  "number": 0, "execution_count": None,
+                                  "where": "the module"}]
     assert "Feedback for bad\ufffd_attention_basics.py" in (tmp_path / "r.html").read_text(
         encoding="utf-8")
     assert "## Feedback: bad\ufffd\\_attention\\_basics.py" in (tmp_path / "r.md").read_text(

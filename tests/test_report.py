@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from html.parser import HTMLParser
 
@@ -20,6 +21,7 @@ from grader.model import (
     Visibility,
 )
 from grader.report import heatmap, html, markdown, render, terminal
+from grader.report import json as json_report
 
 VIEW = ArrayView(expected=np.array([[0.5, 0.5], [0.25, 0.75]]),
                  obtained=np.array([[0.5, 0.5], [0.75, 0.25]]),
@@ -40,7 +42,7 @@ def result(**changes) -> Result:
     fields = dict(assignment="attention_basics", submission="alice<script>.ipynb",
                   status=Status.GRADED, score=1.5, max_score=4.5, duration_s=0.25,
                   cells=(CellResult(3, Status.ERROR, "line 2: NameError: name 'x' is not "
-                                                     "defined"),),
+                                                     "defined", number=2, execution_count=7),),
                   exercises=(exercise,), isolation="a separate process", output="hello\n")
     fields.update(changes)
     return Result(**fields)
@@ -112,7 +114,8 @@ def test_markdown_has_the_same_content_and_escapes_untrusted_text():
     assert "> **Likely mistake:** The attention matrix is applied" in text
     assert "**large \\| scores** (hidden)" in text
     assert "alice\\<script\\>.ipynb" in text
-    assert "| 3 | error | line 2: NameError: name 'x' is not defined |" in text
+    assert "| code cell 2 (In \\[7\\]) | error | line 2: NameError: name 'x' is not defined |" \
+        in text
 
 
 def test_markdown_fences_outlast_backticks_in_messages():
@@ -267,3 +270,26 @@ def test_heatmaps_are_readable_and_say_what_rows_and_columns_are():
                      "values differ", views=(view,)),)),)))
     assert "Expected weights; rows are queries, columns are keys" in page
     assert "Your weights; every value differs from the expected one" in page
+
+
+def test_cells_are_located_as_jupyter_shows_them(make_submission):
+    from grader import grading, registry
+
+    path = make_submission(["import numpy as np", "x = 1", "raise ValueError('late')"])
+    notebook = json.loads(path.read_text())
+    notebook["cells"].insert(0, {"cell_type": "markdown", "metadata": {}, "source": "# Title"})
+    notebook["cells"][3]["execution_count"] = 5  # it ran as In [5] before it was saved
+    path.write_text(json.dumps(notebook))
+    result = grading.grade(path, registry.get("attention_basics"))
+    (cell,) = result.problem_cells
+    # The fourth cell of the notebook, the third code cell, In [5] in Jupyter.
+    assert (cell.index, cell.number, cell.execution_count) == (4, 3, 5)
+    assert cell.where == "code cell 3 (In [5])"
+    assert "  code cell 3 (In [5]): error: line 1: ValueError: late" in terminal.render(result)
+    assert "<th scope=\"row\">code cell 3 (In [5])</th>" in html.render(result)
+    document = json.loads(json_report.render(result))
+    assert document["cells"][2] == {"index": 4, "status": "error", "number": 3,
+                                    "execution_count": 5, "where": "code cell 3 (In [5])",
+                                    "file": "", "message": "line 1: ValueError: late"}
+    assert CellResult(1, Status.ERROR, "x").where == "the module"
+    assert CellResult(0, Status.ERROR, "x").where == "the file"

@@ -73,6 +73,6 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
                 console.print(f"        {_safe(line)}")
     for cell in result.problem_cells:
         where = f"{_safe(Path(cell.file).name)} " if cell.file else ""
-        console.print(f"  [{_STYLE.get(cell.status, '')}]{where}cell {cell.index} "
+        console.print(f"  [{_STYLE.get(cell.status, '')}]{where}{cell.where}: "
                       f"{cell.status.value}[/]: {_safe(cell.message)}")
     return target.getvalue()
