@@ -255,7 +255,9 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
                         help="after a failing statement: go on with the next statement "
                         "(default), skip the rest of the cell, or stop like Jupyter's Run All")
     parser.add_argument("--engine", choices=grading.ENGINES, default="fast",
-                        help="fast: fork server (default); kernel: a real Jupyter kernel")
+                        help="fast (default): a fresh confined interpreter per submission, forked "
+                        "for each call of an exercise; kernel: a real Jupyter kernel, confined "
+                        "alike")
 
 
 def build_parser() -> argparse.ArgumentParser:

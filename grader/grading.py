@@ -58,7 +58,8 @@ class Options:
     """After a failing statement: go on ("statement"), skip the rest of the cell ("cell", as
     when cells are run one by one in Jupyter) or stop everything ("stop", as Run All does)."""
     engine: str = "fast"
-    """"fast" (fork server) or "kernel" (a real Jupyter kernel through nbclient)."""
+    """"fast" (a fresh confined interpreter per submission that runs the cells, forked for
+    each call of an exercise) or "kernel" (a real Jupyter kernel through nbclient)."""
     public_only: bool = False
     """Grade the public cases only, against the references shipped in the package."""
 
