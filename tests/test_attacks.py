@@ -3,6 +3,7 @@ earn, none reads a hidden reference, none outlives its grading."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -535,9 +536,12 @@ print("CHILD", child.pid)
     path = tmp_path / "kernel_attention_basics.py"
     path.write_text(HONEST + probe)
     before = processes()
-    options = grading.Options(limits=OPTIONS.limits, engine="kernel")
-    result = grading.grade(path, registry.get("attention_basics"), options)
+    # A generous statement limit: on a loaded machine, starting the child may take seconds.
+    limits = dataclasses.replace(OPTIONS.limits, cell_timeout=30)
+    result = grading.grade(path, registry.get("attention_basics"),
+                           grading.Options(limits=limits, engine="kernel"))
     assert result.score == HONEST_SCORE
+    assert [(c.where, c.status, c.message) for c in result.problem_cells] == []
     line = next(x for x in result.output.splitlines() if x.startswith("REPORT"))
     report = eval(line[len("REPORT "):])  # our own probe's repr
     if os.geteuid() == 0:
