@@ -202,3 +202,24 @@ def test_gradescope_grades_every_file_handed_in(parts, tmp_path, monkeypatch):
     assert result.score == 10.0
     document = json.loads((root / "results" / "results.json").read_text())
     assert document["score"] == 10.0
+
+
+def test_the_books_two_notebooks_untouched_score_nothing_and_say_not_written_yet(
+        make_submission):
+    from tests.test_fairness import BOOK_STUBS
+
+    setup, softmax, given, attention, scaled, multihead = BOOK_STUBS
+    first = make_submission([setup, softmax, given, attention, scaled], name="12_1_untouched")
+    second = make_submission([setup, given, multihead], name="12_2_untouched")
+    result = grading.grade_files([first, second], UDL, OPTIONS)
+    assert (result.status, result.score, result.problem_cells) == (Status.GRADED, 0.0, ())
+    for exercise in result.exercises:
+        if exercise.name == "softmax_cols":
+            assert exercise.max_score == 0.0  # given by the book, never scored
+            continue
+        failing = [c for c in exercise.checks if not c.passed]
+        assert {c.diagnosis.id for c in failing} == {"unattempted"}, exercise.name
+    came_from = {e.name: e.file for e in result.exercises}
+    # Nothing scores anywhere: each function is taken from the file that defines it.
+    assert came_from["multihead_scaled_self_attention"] == str(second)
+    assert came_from["self_attention"] == str(first)
