@@ -1,0 +1,226 @@
+"""One command that measures the grader against the peers' engine on the same class.
+
+It writes N seed-sized udl_attention notebooks: mostly correct, some wrong (the notebook's
+own transposed multi-head answer, an untouched stub), a few faulty (a cell that never ends,
+an exception, a crash). Then, in the same run, it grades them with:
+
+- `grade batch --jobs J` (our engine);
+- nbclient kernel execution, one kernel per notebook as nbgrader and otter-grader run them
+  (`--peer-sample K` runs K of them and extrapolates, saying so);
+- nbgrader's `autograde` and `otter run`, when installed (otherwise it says they are not).
+
+For each it prints wall and CPU time, submissions per second, the median and p95 time per
+submission, the peak memory of the parent process and of one worker, and the ratios.
+Timings are noisy on a shared machine: compare ratios from one run, never absolute figures
+across runs.
+
+Run: python3 bench/bench.py [--count 200] [--jobs 2] [--peer-sample 20] [--timeout 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORRECT = ROOT / "tests" / "corpus" / "udl_attention" / "loops.ipynb"
+WRONG = ROOT / "tests" / "corpus" / "udl_attention" / "seed002.ipynb"
+STUBS = [ROOT / "exercises" / "udl_attention_12_1.ipynb",
+         ROOT / "exercises" / "udl_attention_12_2.ipynb"]
+FAULTS = {"timeout": "while True:\n    pass\n", "exception": "raise RuntimeError('oops')\n",
+          "crash": "import os\nos._exit(3)\n"}
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One engine's figures on the class."""
+
+    name: str
+    count: int
+    wall_s: float
+    cpu_s: float
+    per_submission_s: tuple[float, ...]
+    parent_peak_mb: float
+    worker_peak_mb: float
+    note: str = ""
+
+    def line(self) -> str:
+        rate = self.count / self.wall_s if self.wall_s else 0.0
+        median = statistics.median(self.per_submission_s) if self.per_submission_s else 0.0
+        p95 = (statistics.quantiles(self.per_submission_s, n=20)[-1]
+               if len(self.per_submission_s) >= 2 else median)
+        return (f"{self.name:<28} {self.wall_s:8.1f} {self.cpu_s:8.1f} {rate:8.2f} "
+                f"{median * 1000:9.0f} {p95 * 1000:9.0f} {self.parent_peak_mb:8.0f} "
+                f"{self.worker_peak_mb:8.0f}  {self.note}")
+
+
+def notebook(source: Path, extra: str | None, i: int) -> dict:
+    data = json.loads(source.read_text())
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": text} for text in ([extra] if extra else []) + [f"student = {i}"]]
+    data["cells"] = data["cells"] + cells
+    data["metadata"]["grader"] = {"assignment": "udl_attention"}
+    data["metadata"]["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                      "language": "python"}
+    return data
+
+
+def make_class(folder: Path, count: int) -> list[Path]:
+    """`count` notebooks, student_NNNN/hw.ipynb: per 50, 40 correct, 5 wrong, 2 untouched and
+    one of each fault; each one distinct (its own hash)."""
+    paths = []
+    for i in range(count):
+        slot = i % 50
+        if slot < 40:
+            data = notebook(CORRECT, None, i)
+        elif slot < 45:
+            data = notebook(WRONG, None, i)
+        elif slot < 47:
+            data = notebook(STUBS[0], None, i)
+        else:
+            fault = list(FAULTS.values())[slot - 47]
+            data = notebook(CORRECT, fault, i)
+        path = folder / f"student_{i:04d}" / "hw.ipynb"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(data))
+        paths.append(path)
+    return paths
+
+
+class PeakWatcher:
+    """Polls /proc for the largest resident set of processes whose command line holds a
+    marker (a sandbox worker, a Jupyter kernel)."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker, self.peak_kb, self._stop = marker, 0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> PeakWatcher:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.05):
+            for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as stream:
+                        if self.marker.encode() not in stream.read():
+                            continue
+                    with open(f"/proc/{pid}/status") as stream:
+                        for row in stream:
+                            if row.startswith("VmRSS:"):
+                                self.peak_kb = max(self.peak_kb, int(row.split()[1]))
+                except OSError:
+                    continue
+
+
+def children_usage() -> tuple[float, float]:
+    """(CPU seconds, peak RSS in MB) of every waited-for child so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def grade_batch(folder: Path, out: Path, jobs: int, timeout: float, count: int) -> Measure:
+    cpu_before, _ = children_usage()
+    started = time.perf_counter()
+    with PeakWatcher("grader.sandbox.worker") as workers:
+        done = subprocess.run([sys.executable, "-m", "grader", "batch", str(folder),
+                               "--assignment", "udl_attention", "--out", str(out), "--jobs",
+                               str(jobs), "--timeout", str(timeout)],
+                              capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
+    cpu_after, parent_peak = children_usage()
+    if "graded" not in done.stdout:
+        raise SystemExit(f"grade batch failed:\n{done.stderr[-2000:]}")
+    with sqlite3.connect(out / "gradebook.sqlite") as db:
+        rows = [json.loads(text)["duration_s"] for (text,) in db.execute(
+            "SELECT result FROM results")]
+    return Measure(f"grade batch --jobs {jobs}", count, wall, cpu_after - cpu_before,
+                   tuple(rows), parent_peak, workers.peak_kb / 1024)
+
+
+PEER = """
+import json, sys, time, resource
+import nbformat
+from nbclient import NotebookClient
+times = []
+for path in sys.argv[2:]:
+    nb = nbformat.read(path, as_version=4)
+    started = time.perf_counter()
+    try:
+        NotebookClient(nb, timeout=float(sys.argv[1]), kernel_name="python3",
+                       allow_errors=True).execute()
+    except Exception:
+        pass  # a timeout or a dead kernel: the peers record an error and go on
+    times.append(time.perf_counter() - started)
+print(json.dumps({"times": times,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def nbclient_run(paths: list[Path], timeout: float, count: int) -> Measure:
+    cpu_before, _ = children_usage()
+    started = time.perf_counter()
+    with PeakWatcher("ipykernel_launcher") as kernels:
+        done = subprocess.run([sys.executable, "-c", PEER, str(timeout), *map(str, paths)],
+                              capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
+    cpu_after, _ = children_usage()
+    data = json.loads(done.stdout.strip().splitlines()[-1])
+    scale = count / len(paths)
+    note = "" if len(paths) == count else f"extrapolated from {len(paths)} notebooks"
+    return Measure("nbclient, one kernel each", count, wall * scale,
+                   (cpu_after - cpu_before) * scale, tuple(data["times"]), data["peak_mb"],
+                   kernels.peak_kb / 1024, note)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=200, help="submissions (default 200)")
+    parser.add_argument("--jobs", type=int, default=2, help="grade batch --jobs (default 2)")
+    parser.add_argument("--peer-sample", type=int, default=20, metavar="K",
+                        help="notebooks run through nbclient, extrapolated to --count "
+                        "(default 20; 0 runs all)")
+    parser.add_argument("--timeout", type=float, default=2.0,
+                        help="seconds per statement (ours) and per cell (nbclient)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch) / "submissions"
+        paths = make_class(folder, args.count)
+        ours = grade_batch(folder, Path(scratch) / "out", args.jobs, args.timeout, args.count)
+        # The sample spreads over the class, faults included, in the same proportions.
+        step = max(1, args.count // args.peer_sample) if args.peer_sample else 1
+        sample = paths[::step][:args.peer_sample or None]
+        peer = nbclient_run(sample, args.timeout, args.count)
+    print(f"{args.count} seed-sized udl_attention notebooks (per 50: 40 correct, 5 wrong, "
+          "2 untouched, 1 timeout, 1 exception, 1 crash)")
+    print(f"{'engine':<28} {'wall s':>8} {'cpu s':>8} {'subs/s':>8} {'median ms':>9} "
+          f"{'p95 ms':>9} {'parent MB':>8} {'worker MB':>8}")
+    for measure in (ours, peer):
+        print(measure.line())
+    for tool in ("nbgrader", "otter"):
+        if shutil.which(tool) is None:
+            print(f"{tool}: not installed here (pip install {tool}"
+                  f"{'-grader' if tool == 'otter' else ''} to include it)")
+    print(f"ratio, wall time nbclient / grade batch: {peer.wall_s / ours.wall_s:.1f}x")
+    print(f"ratio, CPU time nbclient / grade batch: {peer.cpu_s / max(ours.cpu_s, 1e-9):.1f}x")
+
+
+if __name__ == "__main__":
+    main()
