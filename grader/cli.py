@@ -11,14 +11,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from grader import __version__, batch, gradebook, grading, registry, submissions, text
+from grader import __version__, gradebook, grading, registry, submissions, text
 from grader.errors import GraderError, UsageError
 from grader.grading import Options
 from grader.model import Result, Status
-from grader.report import html as html_report
 from grader.report import json as json_report
-from grader.report import junit as junit_report
-from grader.report import markdown as markdown_report
 from grader.report import terminal
 from grader.sandbox.limits import Limits
 
@@ -126,6 +123,12 @@ def _write_outputs(args: argparse.Namespace, results: list[Result]) -> None:
                 {"schema": "grader.results/1", "results": [json_report.to_dict(r)
                                                            for r in results]})
         _write(args.json, json.dumps(data, indent=2))
+    if not (args.html or args.md):
+        return
+    # Imported here: Jinja2 and the templates cost a `grade run` without reports ~40 ms.
+    from grader.report import html as html_report
+    from grader.report import markdown as markdown_report
+
     for target, render, suffix in ((args.html, html_report.render, ".html"),
                                    (args.md, markdown_report.render, ".md")):
         if not target:
@@ -149,9 +152,13 @@ def _write(path: str, text: str) -> None:
 def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     results = _grade_all(args, out, public_only=False)
     if args.junit:
+        from grader.report import junit as junit_report
+
         _write(args.junit, junit_report.render(results))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:  # GitHub Actions: append to the job summary (at most 1 MiB per step)
+        from grader.report import markdown as markdown_report
+
         text = "\n".join(markdown_report.render(r) for r in results)
         with open(summary, "a", encoding="utf-8") as stream:
             stream.write(text[:MAX_SUMMARY])
@@ -168,6 +175,8 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
+    from grader import batch
+
     assignment = registry.get(args.assignment)
     summary = batch.run(Path(args.folder), assignment, Path(args.out), args.jobs,
                         _options(args, public_only=False), force=args.force,
