@@ -115,3 +115,29 @@ def test_a_process_that_signals_itself_dies_of_it(make_submission, engine):
     # A call's own process is not PID 1: it dies of the signal itself.
     softmax = next(e for e in result.exercises if e.name == "softmax")
     assert {c.message for c in softmax.checks} == {"crashed: the process died from SIGTERM"}
+
+
+def test_an_exception_whose_message_raises_is_described_not_fatal(make_submission):
+    source = '''import numpy as np
+class Sneaky(Exception):
+    def __str__(self):
+        raise RuntimeError("no message for you")
+
+class Leaving(Exception):
+    def __str__(self):
+        raise SystemExit(3)
+
+def softmax(x):
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+raise Sneaky()
+'''
+    result = grade(make_submission([source, "raise Leaving()", "print('still here')"]),
+                   "fast")
+    hidden = "<its message cannot be shown: its __str__ or __repr__ raised>"
+    assert cells(result) == [(1, Status.ERROR, f"line 14: Sneaky: {hidden}"),
+                             (2, Status.ERROR, f"line 1: Leaving: {hidden}")]
+    assert result.output == "still here\n"
+    softmax = next(e for e in result.exercises if e.name == "softmax")
+    assert softmax.status is Status.PASSED
