@@ -58,6 +58,7 @@ What a fork shares with the others, and why it is acceptable
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -68,6 +69,7 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -511,6 +513,23 @@ class Client:
 
 _CLIENTS: dict[tuple[str, ...], Client] = {}
 _CLIENTS_LOCK = threading.Lock()
+_KEPT = [0]
+
+
+@contextlib.contextmanager
+def kept() -> Iterator[None]:
+    """Keep the zygotes while inside (a `grade run`, a batch, one `grading.grade`); when the
+    outermost of these ends, they are stopped, so that none outlives its grading."""
+    with _CLIENTS_LOCK:
+        _KEPT[0] += 1
+    try:
+        yield
+    finally:
+        with _CLIENTS_LOCK:
+            _KEPT[0] -= 1
+            last = _KEPT[0] == 0
+        if last:
+            shutdown()
 
 
 def client(offer: isolation.Offer, preload: tuple[str, ...]) -> Client:
