@@ -29,6 +29,7 @@ from grader.gradebook import Gradebook
 from grader.model import Assignment, Result, Status
 from grader.report import html, markdown
 from grader.report import json as json_report
+from grader.sandbox import zygote
 
 
 @dataclass(frozen=True)
@@ -173,7 +174,7 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
     todo = [job for job in found if known.get((job.student, job.relative)) != job.sha256]
     report = _progress(progress or sys.stderr, len(todo))
     errors = 0
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    with zygote.kept(), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         pending: dict[Future[Result], Job] = {
             pool.submit(_grade_one, job, assignment, options, stored): job for job in todo}
         try:

@@ -17,6 +17,7 @@ from grader.grading import Options
 from grader.model import Result, Status
 from grader.report import json as json_report
 from grader.report import terminal
+from grader.sandbox import zygote
 from grader.sandbox.limits import Limits
 
 MAX_SUMMARY = 1 << 20
@@ -88,15 +89,21 @@ def _grade_all(args: argparse.Namespace, out: TextIO, public_only: bool) -> list
                          "pass --assignment NAME")
     options = _options(args, public_only)
     color = out.isatty() if hasattr(out, "isatty") else False
-    results = []
+    results: list[Result] = []
+    with zygote.kept():  # one zygote for the whole run
+        _grade_each(args, plan, options, out, color, results)
+    _write_outputs(args, results)
+    return results
+
+
+def _grade_each(args: argparse.Namespace, plan: list[tuple[Path, str | None]],
+                options: Options, out: TextIO, color: bool, results: list[Result]) -> None:
     for name, group in _students(plan, args.each):
         assignment = registry.get(name)
         result = (grading.grade(group[0], assignment, options) if len(group) == 1
                   else grading.grade_files(group, assignment, options))
         results.append(result)
         out.write(terminal.render(result, color=color, verbose=args.verbose))
-    _write_outputs(args, results)
-    return results
 
 
 def _students(plan: list[tuple[Path, str | None]], each: bool

@@ -39,6 +39,7 @@ from grader.model import (
     Submission,
     Visibility,
 )
+from grader.sandbox import zygote
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import NOT_IMPLEMENTED, Session
 
@@ -126,7 +127,7 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None,
                              public_only=options.public_only)
     session = _session(submission, assignment, options, started)
     try:
-        with session:
+        with zygote.kept(), session:
             cells = tuple(hints.explain(_located(cell, submission))
                           for cell in session.run(submission))
             reads = notebook_globals.globals_read(
@@ -159,8 +160,9 @@ def grade_files(paths: Sequence[Path], assignment: Assignment, options: Options 
     options = options or Options()
     if stored is None:
         stored = ready(assignment, options)
-    return combine.best_of(assignment, [grade(path, assignment, options, stored)
-                                        for path in paths])
+    with zygote.kept():  # one zygote for every file
+        return combine.best_of(assignment, [grade(path, assignment, options, stored)
+                                            for path in paths])
 
 
 def _located(result: CellResult, submission: Submission) -> CellResult:

@@ -257,9 +257,12 @@ def kill_all(proc: subprocess.Popen[bytes]) -> None:
         processes.kill_group(pid)
 
 
-def describe(offer: Offer, confinement: str = "", memory: str = "") -> str:
-    """How strongly student code is isolated here, for the report."""
+def describe(offer: Offer, confinement: str = "", memory: str = "", start: str = "") -> str:
+    """How strongly student code is isolated here, for the report; `start` says how the
+    worker was started when it is not the default (a zygote's fork)."""
     parts = ["a separate process with resource limits"]
+    if start:
+        parts.append(start)
     if offer.namespaces:
         parts.append("its own PID, network and IPC namespaces (no network; every process it "
                      "starts is killed with it)")

@@ -25,9 +25,11 @@ from grader import text
 from grader.errors import SandboxError
 from grader.model import Cell, CellResult, Status, Submission
 from grader.sandbox import cgroups, isolation, processes, protocol
+from grader.sandbox import zygote as zygote_module
 from grader.sandbox.limits import CappedOutput, Limits, cap
 
 GRACE_S = 2.0
+zygote_wanted = zygote_module.wanted
 MAX_RESTARTS = 8
 MAX_REPLY_BYTES = 64 << 20
 MAX_STRAY_FRAMES = 16
@@ -62,7 +64,8 @@ class Session:
 
     def __init__(self, limits: Limits, preload: tuple[str, ...] = (),
                  module_name: str = "__main__", on_error: str = "statement",
-                 watch: tuple[str, ...] = (), started: float | None = None) -> None:
+                 watch: tuple[str, ...] = (), started: float | None = None,
+                 zygote: bool | None = None) -> None:
         self.limits = limits
         self.watch = watch
         self.preload = preload
@@ -74,7 +77,10 @@ class Session:
         self.restarts = 0
         self.offer = isolation.offered()
         self.isolation = isolation.describe(self.offer)
-        self._proc: subprocess.Popen[bytes] | None = None
+        # Prototype (#11): workers forked from a warm zygote (`GRADER_ZYGOTE=1`).
+        self.zygote = zygote_wanted() if zygote is None else zygote
+        self._started = ""  # how the worker was started, when not as a fresh interpreter
+        self._proc: subprocess.Popen[bytes] | zygote_module.Forked | None = None
         self._reader: threading.Thread | None = None
         self._home: Path | None = None
         self._lease: isolation.UidLease | None = None
@@ -106,7 +112,10 @@ class Session:
         proc, self._proc = self._proc, None
         if proc is None:
             return
-        isolation.kill_all(proc)
+        if isinstance(proc, zygote_module.Forked):
+            proc.kill_all()
+        else:
+            isolation.kill_all(proc)
         for stream in (proc.stdin, proc.stdout):
             if stream is not None:
                 stream.close()
@@ -149,12 +158,15 @@ class Session:
         env["GRADER_LIMITS"] = json.dumps(self._rlimits())
         if confinement is not None:
             env["GRADER_CONFINE"] = json.dumps(confinement)
-        try:
-            self._proc = subprocess.Popen(
-                isolation.command(self.offer), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, cwd=self._home, env=env, start_new_session=True)
-        except OSError as exc:
-            raise SandboxError(f"cannot start the sandbox worker: {exc}") from None
+        self._proc = self._fork(env) if self.zygote else None
+        if self._proc is None:
+            try:
+                self._proc = subprocess.Popen(
+                    isolation.command(self.offer), stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self._home, env=env,
+                    start_new_session=True)
+            except OSError as exc:
+                raise SandboxError(f"cannot start the sandbox worker: {exc}") from None
         assert self._proc.stdin is not None
         os.set_blocking(self._proc.stdin.fileno(), False)  # writes have deadlines
         stderr = self._proc.stderr
@@ -174,6 +186,22 @@ class Session:
                                "`grade doctor` to see what this machine allows") from None
         self._accept(reply, confinement is not None)
 
+    def _fork(self, env: dict[str, str]) -> zygote_module.Forked | None:
+        """A worker forked from the zygote, or None (and why, in `_started`) where none can
+        be had: then a fresh interpreter is started."""
+        assert self._home is not None
+        if not self.offer.namespaces:
+            self._started = ("started as a fresh interpreter: a zygote needs namespaces, "
+                             "which this machine does not give")
+            return None
+        try:
+            forked = zygote_module.spawn(self.offer, self.preload, env, self._home)
+        except zygote_module.ZygoteLost as lost:
+            self._started = f"started as a fresh interpreter: the zygote failed ({lost})"
+            return None
+        self._started = zygote_module.STARTED
+        return forked
+
     def _accept(self, hello: dict[str, Any], confined: bool) -> None:
         """Check the worker's answer to `hello`: a worker confined less than planned is
         refused. Then say how strongly the student's code is isolated."""
@@ -188,7 +216,7 @@ class Session:
                   f"at most {self._rlimits()['processes']} processes of "
                   f"{self.limits.memory_mb} MiB each (no memory cgroup here)")
         self.isolation = isolation.describe(self.offer, str(hello.get("confinement") or ""),
-                                            memory)
+                                            memory, self._started)
 
     def _drain(self, fd: int) -> None:
         try:
@@ -230,6 +258,9 @@ class Session:
     def _lost(self, when: str) -> WorkerLost:
         proc = self._proc
         code = proc.wait(timeout=5) if proc is not None else None
+        if isinstance(proc, zygote_module.Forked) and proc.error:
+            return WorkerLost(Status.CRASHED, f"the worker could not be forked ({proc.error}), "
+                              f"{when}")
         if code is not None and code < 0:
             return WorkerLost(Status.CRASHED, f"the interpreter died from "
                               f"{processes.signal_name(-code)}, {when}")

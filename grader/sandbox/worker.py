@@ -514,8 +514,11 @@ def _confine() -> str:
     return CONFINE_ERROR
 
 
-def main() -> None:
-    """Entry point: take the protocol off fds 0 and 1, then serve requests."""
+def main(rearm: bool = False) -> None:
+    """Entry point: take the protocol off fds 0 and 1, then serve requests.
+
+    `rearm`: forked by the zygote, ask again to be killed when the parent dies (entering a
+    nested user namespace may have cleared that request)."""
     in_fd, out_fd = os.dup(0), os.dup(1)  # dup() makes them non-inheritable
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)  # the student reads an empty standard input
@@ -525,6 +528,10 @@ def main() -> None:
         # request but `hello` is answered, so no student code runs unconfined.
         _refuse(in_fd, out_fd)
         return
+    if rearm:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
     die_of_deadly_signals()
     Worker().serve(in_fd, out_fd)
 

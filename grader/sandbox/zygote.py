@@ -1,0 +1,566 @@
+"""A warm "zygote": one interpreter with numpy imported, forked for each submission's worker.
+
+Starting a worker today means a fresh interpreter that imports numpy again (about 150 ms, a
+second with torch). The zygote pays that once per grading process and preload set, and each
+worker is a fork of it, confined exactly as a fresh worker is (prototype of issue #11; off
+unless `GRADER_ZYGOTE=1` or `Session(zygote=True)`).
+
+Design
+------
+The zygote is started by the grader like a worker, as a fresh interpreter (`python -I -c`),
+never as a fork of the grader, so it holds no reference, solution or grader state. It imports
+`grader.sandbox.worker` (and with it `confine`, `protocol`, `calling`), numpy and the
+assignment's `requires`, and never runs student code. As root it is a plain process in the
+grader's namespaces; as a normal user it runs inside `unshare --user --map-root-user`, where
+it is root and may make namespaces. It must have one thread only (checked before every fork).
+
+It speaks to the grader over a SOCK_SEQPACKET socket pair (one JSON message per packet):
+
+- grader -> zygote `{"op": "spawn", "id", "env", "cwd"}` with the worker's stdin, stdout and
+  stderr pipe ends attached (SCM_RIGHTS). The zygote forks a *middle* process, answers
+  `{"id", "pid": middle}` and later `{"op": "exited", "pid": middle, "code": N}` with the
+  worker's status as `Popen.returncode` gives it (negative: the signal that killed it), or
+  `{"op": "exited", ..., "error": why}` when the worker could not be started.
+- grader -> zygote `{"op": "kill", "pid": middle}`: the zygote kills only a middle process it
+  has not reaped yet, so a recycled pid is never signalled.
+
+The middle process leaves the zygote's session, asks for SIGKILL when the zygote dies, calls
+unshare(CLONE_NEWNS|NEWPID|NEWNET|NEWIPC|NEWUTS) and forks the worker, which is PID 1 of the
+new PID namespace (when it dies, every process in it dies). The middle process waits for it
+and writes its status to a pipe the zygote watches; on the grader's kill it SIGKILLs the
+worker (its own unreaped child) and mirrors the status.
+
+The worker asks for SIGKILL when the middle process dies, puts the passed pipes on 0, 1, 2,
+closes every other descriptor (the zygote's socket, other workers' pipes), starts a new
+session, mounts its own /proc, takes the environment the grader sent, reseeds numpy's global
+generator, and runs `worker.main`: the same limits, the same `confine()` (cgroup, private
+read-only root, /tmp of its own, leased uid or nested user namespace) and the same loop.
+`hello` finds its modules imported already.
+
+Lifetime: the zygote exits when its socket reaches end of file (the grader exited or was
+killed, in any way), killing its middle processes; each worker dies with its middle process.
+If the zygote dies, its workers die with it; each `Session` sees its worker lost, as after a
+crash, and the next worker start makes a new zygote.
+
+What a fork shares with the others, and why it is acceptable
+------------------------------------------------------------
+- Memory: a copy-on-write copy of an interpreter that only imported modules. Whatever a
+  submission does to `sys.modules`, numpy or builtins is in its own copy.
+- numpy's legacy global generator (`np.random.seed()` / `np.random.rand()`): seeded from
+  the OS at import, so every fork would start from the same state; the worker reseeds it
+  from the OS, as a fresh interpreter would be. Python's `random` reseeds itself after fork.
+  torch's default generator has a fixed seed at import anyway, as in a fresh interpreter.
+- The str hash seed (`-I` ignores PYTHONHASHSEED): the zygote's, shared by every worker it
+  forks. Set and dict order of strings is thus the same for every submission of a batch,
+  random across batches, as before. It protects nothing here.
+- Descriptors, threads, signal handlers: none are inherited (closed, refused, reset).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import secrets
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from grader.sandbox import isolation
+
+ENV = "GRADER_ZYGOTE"
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
+PR_SET_PDEATHSIG = 1
+MAX_MESSAGE = 1 << 20
+BOOT = ("import sys; sys.path.insert(0, {parent!r}); import grader.sandbox.worker; "
+        "from grader.sandbox.zygote import serve; serve()")
+STARTED = ("started as a fork of a warm zygote interpreter that never ran student code or "
+           "loaded a reference")
+
+
+def wanted() -> bool:
+    """Whether the prototype is switched on for this process (`GRADER_ZYGOTE=1`)."""
+    return os.environ.get(ENV, "") not in ("", "0")
+
+
+# ====================================================================== inside the zygote
+
+
+def _libc() -> Any:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        raise OSError(ctypes.get_errno(), f"{what}: {os.strerror(ctypes.get_errno())}")
+
+
+def serve() -> None:
+    """The zygote's main loop (its fd is in GRADER_ZYGOTE_FD, its modules in _PRELOAD)."""
+    fd = int(os.environ.pop("GRADER_ZYGOTE_FD"))
+    preload = json.loads(os.environ.pop("GRADER_ZYGOTE_PRELOAD", "[]"))
+    control = socket.socket(fileno=fd)
+    os.set_inheritable(fd, False)
+    for module in preload:
+        __import__(module)
+        if module == "torch":
+            import torch
+
+            torch.set_num_threads(1)
+    # The worker's hello preloads these too; make the children's confine() cheap as well.
+    import grader.sandbox.confine  # noqa: F401
+
+    Zygote(control).run()
+
+
+class Zygote:
+    """The zygote's state: its socket and the middle processes it has not reaped."""
+
+    def __init__(self, control: socket.socket) -> None:
+        self.control = control
+        self.children: dict[int, int] = {}  # status pipe -> middle pid
+        self.pending: dict[int, bytes] = {}  # status pipe -> what it said so far
+
+    def send(self, message: dict[str, Any]) -> None:
+        try:
+            self.control.send(json.dumps(message).encode())
+        except OSError:
+            pass  # the grader is gone: the loop sees it
+
+    def run(self) -> None:
+        self.send({"op": "ready", "pid": os.getpid(), "threads": _threads()})
+        while True:
+            control = self.control.fileno()
+            readable, _, _ = select.select([control, *self.children], [], [])
+            for ready in readable:
+                if ready == control:
+                    if not self.request():
+                        self.shutdown()
+                        return
+                else:
+                    self.status(ready)
+
+    def request(self) -> bool:
+        try:
+            data, fds, _, _ = socket.recv_fds(self.control, MAX_MESSAGE, 8)
+        except OSError:
+            return False
+        if not data:
+            for fd in fds:
+                os.close(fd)
+            return False
+        message = json.loads(data)
+        if message.get("op") == "spawn":
+            self.spawn(message, fds)
+        elif message.get("op") == "kill":
+            for fd in fds:
+                os.close(fd)
+            pid = int(message["pid"])
+            if pid in self.children.values():  # not reaped: the pid is still this one
+                try:
+                    os.kill(pid, signal.SIGTERM)  # the middle kills the worker, then itself
+                except ProcessLookupError:
+                    pass
+        return True
+
+    def spawn(self, message: dict[str, Any], fds: list[int]) -> None:
+        if len(fds) != 3 or _threads() != 1:
+            for fd in fds:
+                os.close(fd)
+            self.send({"op": "spawned", "id": message.get("id"),
+                       "error": f"the zygote has {_threads()} threads; it refuses to fork"})
+            return
+        status_r, status_w = os.pipe()
+        zygote = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(status_r)
+                _middle(zygote, fds, status_w, message)
+            finally:
+                os._exit(127)
+        os.close(status_w)
+        for fd in fds:
+            os.close(fd)
+        self.children[status_r] = pid
+        self.pending[status_r] = b""
+        self.send({"op": "spawned", "id": message.get("id"), "pid": pid})
+
+    def status(self, fd: int) -> None:
+        chunk = os.read(fd, 4096)
+        if chunk:
+            self.pending[fd] += chunk
+            return
+        pid = self.children.pop(fd)
+        said = self.pending.pop(fd).decode(errors="replace").splitlines()
+        os.close(fd)
+        _, status = os.waitpid(pid, 0)
+        message: dict[str, Any] = {"op": "exited", "pid": pid}
+        for line in said:
+            key, _, value = line.partition(" ")
+            if key == "exit":
+                message["code"] = int(value)
+            elif key == "error":
+                message["error"] = value
+            elif key == "worker":
+                message["worker"] = int(value)
+        if "code" not in message and "error" not in message:
+            message["code"] = os.waitstatus_to_exitcode(status)
+        self.send(message)
+
+    def shutdown(self) -> None:
+        for pid in self.children.values():
+            try:
+                os.kill(pid, signal.SIGKILL)  # and each worker with it (parent-death signal)
+            except ProcessLookupError:
+                pass
+        for fd, pid in list(self.children.items()):
+            os.close(fd)
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+
+def _threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def _say(fd: int, line: str) -> None:
+    try:
+        os.write(fd, (line + "\n").encode())
+    except OSError:
+        pass
+
+
+def _middle(zygote: int, fds: list[int], status_w: int, message: dict[str, Any]) -> None:
+    """The process between the zygote and the worker: makes the namespaces, waits, reports."""
+    libc = _libc()
+    os.setsid()
+    _check(libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0), "pdeathsig")
+    if os.getppid() != zygote:
+        return  # the zygote died before we asked
+    _close_all_but({*fds, status_w})
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_DFL)
+    try:
+        _check(libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC
+                            | CLONE_NEWUTS), "unshare")
+    except OSError as exc:
+        _say(status_w, f"error the worker's namespaces could not be made ({exc.strerror})")
+        return
+    alive_r, alive_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(status_w)
+            os.close(alive_w)
+            _worker(libc, alive_r, fds, message)
+        finally:
+            os._exit(127)
+    os.close(alive_r)
+    for fd in fds:
+        os.close(fd)
+    _say(status_w, f"worker {pid}")
+
+    def kill_worker(signum: int, frame: Any) -> None:
+        os.kill(pid, signal.SIGKILL)  # our unreaped child: the pid is still the worker's
+
+    signal.signal(signal.SIGTERM, kill_worker)
+    _, status = os.waitpid(pid, 0)  # retried after the handler (PEP 475)
+    _say(status_w, f"exit {os.waitstatus_to_exitcode(status)}")
+    os._exit(0)
+
+
+def _worker(libc: Any, alive_r: int, fds: list[int], message: dict[str, Any]) -> None:
+    """PID 1 of the new namespaces: become the worker, as a fresh interpreter would."""
+    _check(libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0), "pdeathsig")
+    if select.select([alive_r], [], [], 0)[0]:
+        return  # the middle process is already gone
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)  # stdin, stdout, stderr; dup2 makes them inheritable
+    _close_all_but({0, 1, 2})
+    os.setsid()
+    # Our own /proc for our own PID namespace, in our own (now private) mount namespace.
+    mount = libc.mount
+    _check(mount(None, b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None), "mount /")
+    _check(mount(b"proc", b"/proc", b"proc", ctypes.c_ulong(MS_NOSUID | MS_NODEV | MS_NOEXEC),
+                 None), "mount /proc")
+    os.chdir(str(message["cwd"]))
+    os.environ.clear()
+    os.environ.update({str(k): str(v) for k, v in message["env"].items()})
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed()  # fresh entropy, as numpy's import gives a fresh interpreter
+    from grader.sandbox import worker
+
+    try:
+        worker.main(rearm=True)
+    finally:
+        worker._flush()
+        os._exit(0)
+
+
+def _close_all_but(keep: set[int]) -> None:
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass  # the listing's own descriptor
+
+
+# ====================================================================== in the grader
+
+
+class ZygoteLost(Exception):
+    """The zygote could not be started, died, or refused to fork."""
+
+
+class Forked:
+    """A worker forked by the zygote, shaped like the `subprocess.Popen` a `Session` keeps."""
+
+    def __init__(self, client: Client, pid: int, stdin: int, stdout: int, stderr: int) -> None:
+        self.client = client
+        self.pid = pid
+        """The middle process (the worker's parent); only the zygote signals it."""
+        self.stdin = os.fdopen(stdin, "wb", buffering=0)
+        self.stdout = os.fdopen(stdout, "rb", buffering=0)
+        self.stderr = os.fdopen(stderr, "rb", buffering=0)
+        self.returncode: int | None = None
+        self.error = ""
+        self.worker_pid: int | None = None
+        self._done = threading.Event()
+
+    def _exited(self, code: int | None, error: str = "") -> None:
+        self.returncode, self.error = code, error
+        self._done.set()
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        if not self._done.wait(timeout):
+            raise subprocess.TimeoutExpired("zygote worker", timeout or 0)
+        return self.returncode
+
+    def kill_all(self) -> None:
+        """Kill the worker, and with it its PID namespace."""
+        if not self._done.is_set():
+            self.client.kill(self.pid)
+
+
+class Client:
+    """The grader's end of one zygote: starts it, asks for forks, learns their exits."""
+
+    def __init__(self, offer: isolation.Offer, preload: tuple[str, ...]) -> None:
+        self.preload = preload
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        home = Path("/")
+        env = isolation.environment(home)
+        env.update(GRADER_ZYGOTE_FD=str(theirs.fileno()),
+                   GRADER_ZYGOTE_PRELOAD=json.dumps(list(preload)))
+        # As root, a plain process; else root of a user namespace of its own, so that it
+        # may make the workers' namespaces and mounts.
+        unshare = next((part for part in offer.prefix if Path(part).name == "unshare"), "")
+        prefix = [] if offer.root else [unshare, "--user", "--map-root-user"]
+        command = [*prefix, sys.executable, "-I", "-c",
+                   BOOT.format(parent=str(isolation.PACKAGE_PARENT))]
+        try:
+            self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                         pass_fds=(theirs.fileno(),), cwd=home, env=env,
+                                         start_new_session=True)
+        except OSError as exc:
+            raise ZygoteLost(f"the zygote could not be started ({exc})") from None
+        finally:
+            theirs.close()
+        self.sock = ours
+        self._lock = threading.Lock()
+        self._replies: dict[str, tuple[threading.Event, list[dict[str, Any]]]] = {}
+        self._children: dict[int, Forked] = {}
+        self._early: dict[int, dict[str, Any]] = {}
+        self.alive = True
+        self.stderr = b""
+        ready = self._receive(timeout=120)
+        if ready is None or ready.get("op") != "ready":
+            self.close()
+            raise ZygoteLost(f"the zygote did not start ({self._said()})")
+        if ready.get("threads") != 1:
+            self.close()
+            raise ZygoteLost(f"the zygote has {ready.get('threads')} threads after importing "
+                             f"{', '.join(preload) or 'nothing'}; forking it is unsafe")
+        self.zygote_pid = int(ready["pid"])
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _said(self) -> str:
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        stderr = self.proc.stderr
+        text = stderr.read()[-500:].decode(errors="replace") if stderr else ""
+        return text.strip().splitlines()[-1] if text.strip() else f"code {self.proc.poll()}"
+
+    def _receive(self, timeout: float | None) -> dict[str, Any] | None:
+        ready, _, _ = select.select([self.sock], [], [], timeout)
+        if not ready:
+            return None
+        try:
+            data = self.sock.recv(MAX_MESSAGE)
+        except OSError:
+            return None
+        return json.loads(data) if data else None
+
+    def _read(self) -> None:
+        while True:
+            message = self._receive(None)
+            if message is None:
+                break
+            op = message.get("op")
+            if op == "spawned":
+                waiting = self._replies.get(str(message.get("id")))
+                if waiting is not None:
+                    waiting[1].append(message)
+                    waiting[0].set()
+            elif op == "exited":
+                with self._lock:
+                    child = self._children.pop(int(message["pid"]), None)
+                    if child is None:
+                        self._early[int(message["pid"])] = message
+                if child is not None:
+                    child._exited(message.get("code"), str(message.get("error", "")))
+        # The zygote is gone, and every worker with it (parent-death signals).
+        with self._lock:
+            self.alive = False
+            children, self._children = list(self._children.values()), {}
+            for event, _ in self._replies.values():
+                event.set()
+        for child in children:
+            child._exited(-signal.SIGKILL, "the zygote died")
+
+    def spawn(self, env: dict[str, str], cwd: Path) -> Forked:
+        """A new worker with fresh pipes, as `Popen(isolation.command(...))` would give."""
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        request = secrets.token_hex(8)
+        event: threading.Event = threading.Event()
+        box: list[dict[str, Any]] = []
+        try:
+            with self._lock:
+                if not self.alive:
+                    raise ZygoteLost("the zygote died")
+                self._replies[request] = (event, box)
+                socket.send_fds(self.sock, [json.dumps(
+                    {"op": "spawn", "id": request, "env": env, "cwd": str(cwd)}).encode()],
+                    [in_r, out_w, err_w])
+            if not event.wait(30) or not box:
+                raise ZygoteLost("the zygote did not answer")
+            if "error" in box[0]:
+                raise ZygoteLost(str(box[0]["error"]))
+        except (OSError, ZygoteLost) as exc:
+            for fd in (in_w, out_r, err_r):
+                os.close(fd)
+            raise ZygoteLost(str(exc)) from None
+        finally:
+            self._replies.pop(request, None)
+            for fd in (in_r, out_w, err_w):
+                os.close(fd)
+        child = Forked(self, int(box[0]["pid"]), in_w, out_r, err_r)
+        with self._lock:
+            early = self._early.pop(child.pid, None)
+            if early is None:
+                self._children[child.pid] = child
+        if early is not None:
+            child._exited(early.get("code"), str(early.get("error", "")))
+        return child
+
+    def kill(self, pid: int) -> None:
+        try:
+            with self._lock:
+                self.sock.send(json.dumps({"op": "kill", "pid": pid}).encode())
+        except OSError:
+            pass  # the zygote is gone, and the worker with it
+
+    def close(self) -> None:
+        """Stop the zygote, and every worker it forked."""
+        self.alive = False
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.sock.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+
+
+_CLIENTS: dict[tuple[str, ...], Client] = {}
+_CLIENTS_LOCK = threading.Lock()
+_KEPT = [0]
+
+
+@contextlib.contextmanager
+def kept() -> Iterator[None]:
+    """Keep the zygotes while inside (a `grade run`, a batch, one `grading.grade`); when the
+    outermost of these ends, they are stopped, so that none outlives its grading."""
+    with _CLIENTS_LOCK:
+        _KEPT[0] += 1
+    try:
+        yield
+    finally:
+        with _CLIENTS_LOCK:
+            _KEPT[0] -= 1
+            last = _KEPT[0] == 0
+        if last:
+            shutdown()
+
+
+def client(offer: isolation.Offer, preload: tuple[str, ...]) -> Client:
+    """The zygote for this preload set, started (again, if it died) on first use."""
+    key = tuple(sorted(set(preload)))
+    with _CLIENTS_LOCK:
+        current = _CLIENTS.get(key)
+        if current is not None and current.alive and current.proc.poll() is None:
+            return current
+        if current is not None:
+            current.close()
+        _CLIENTS[key] = Client(offer, key)
+        return _CLIENTS[key]
+
+
+def spawn(offer: isolation.Offer, preload: tuple[str, ...], env: dict[str, str],
+          cwd: Path) -> Forked:
+    """A worker forked from the zygote; a zygote found dead is started again once."""
+    for attempt in range(2):
+        try:
+            return client(offer, preload).spawn(env, cwd)
+        except ZygoteLost:
+            if attempt:
+                raise
+    raise AssertionError("unreachable")
+
+
+def shutdown() -> None:
+    """Stop every zygote of this process (they also stop when it exits)."""
+    with _CLIENTS_LOCK:
+        for current in _CLIENTS.values():
+            current.close()
+        _CLIENTS.clear()
+

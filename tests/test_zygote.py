@@ -1,0 +1,196 @@
+"""The zygote prototype (#11): workers forked from one warm interpreter keep every isolation
+property of a fresh one. Each test asserts that the zygote did run, so it fails without it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import statistics
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader import loading
+from grader.model import Status
+from grader.sandbox import isolation, zygote
+from grader.sandbox.limits import Limits
+from grader.sandbox.session import Session
+
+from .conftest import processes, survivors
+
+LIMITS = Limits(cell_timeout=5, call_timeout=5, memory_mb=1024)
+PRELOAD = ("numpy",)
+
+pytestmark = pytest.mark.skipif(not isolation.offered().namespaces,
+                                reason="a zygote needs namespaces")
+
+
+def grade(make_submission, cells, name):
+    """Run a notebook in a zygote worker; (results, output, isolation, zygote pid)."""
+    with Session(LIMITS, preload=PRELOAD, zygote=True) as session:
+        results = session.run(loading.load(make_submission(cells, name=name)))
+        output = session.captured_output()
+        described = session.isolation
+    return results, output, described, zygote.client(isolation.offered(), PRELOAD).zygote_pid
+
+
+def test_files_and_processes_of_one_submission_are_gone_for_the_next(make_submission):
+    before = processes()
+    first = ['''
+import os, time
+open("/tmp/left-behind", "w").write("A was here")
+open("/tmp/work/left-behind", "w").write("A was here")
+if os.fork() == 0:
+    os.setsid()
+    time.sleep(1000)
+print("A wrote and forked in", os.readlink("/proc/self/ns/pid"))
+''']
+    second = ['''
+import os
+print("tmp", sorted(os.listdir("/tmp")), "work", os.listdir("/tmp/work"))
+print("exists", os.path.exists("/tmp/left-behind"))
+print("processes", sorted(int(p) for p in os.listdir("/proc") if p.isdigit()))
+''']
+    results_a, output_a, described, zygote_a = grade(make_submission, first, "a")
+    assert [r.status for r in results_a] == [Status.OK]
+    assert "A wrote and forked" in output_a
+    results_b, output_b, described_b, zygote_b = grade(make_submission, second, "b")
+    assert zygote_a == zygote_b  # graded next by the same zygote
+    assert zygote.STARTED in described and zygote.STARTED in described_b
+    # (/tmp also holds the grader package's folder when the project lives in /tmp)
+    assert "left-behind" not in output_b and "work []" in output_b
+    assert "exists False" in output_b
+    assert "processes [1]" in output_b  # nothing of A's, nothing of the zygote's
+    # A's sleeper died with A's PID namespace, and the zygote keeps no child.
+    # (`conftest.survivors` would also count the zygote and another grader's workers.)
+    namespace = output_a.split("forked in ")[1].split()[0]
+    assert _members(namespace) == []
+    assert [pid for pid in survivors(before, grace=0) if _parent(pid) == zygote_a] == []
+
+
+def _members(namespace: str, grace: float = 5.0) -> list[int]:
+    deadline = time.monotonic() + grace
+    while True:
+        found = []
+        for pid in processes():
+            try:
+                if os.readlink(f"/proc/{pid}/ns/pid") == namespace:
+                    found.append(pid)
+            except OSError:
+                pass
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def test_corrupted_modules_and_numpy_state_do_not_reach_the_next_submission(make_submission):
+    first = ['''
+import builtins, sys
+import numpy as np
+np.random.seed(1)
+np.allclose = lambda *a, **k: True
+np.ndarray.__module__
+del sys.modules["numpy.linalg"]
+sys.modules["json"] = None
+builtins.len = lambda x: 42
+print("A", np.random.rand())
+''']
+    second = ['''
+import sys
+import numpy as np
+print("allclose", np.allclose([1.0], [2.0]))
+print("linalg", "numpy.linalg" in sys.modules)
+import json
+print("json", json.dumps([1]))
+print("len", len([1, 2]))
+print("draw", repr(np.random.rand()))
+''']
+    _, output_a, _, zygote_a = grade(make_submission, first, "a")
+    _, output_b, described, zygote_b = grade(make_submission, second, "b")
+    _, output_c, _, _ = grade(make_submission, second, "c")
+    assert zygote_a == zygote_b and zygote.STARTED in described
+    assert "A 0.417022004702574" in output_a  # the seed worked in A
+    for line in ("allclose False", "linalg True", "json [1]", "len 2"):
+        assert line in output_b
+    draw_b = output_b.split("draw ")[1].split()[0]
+    draw_c = output_c.split("draw ")[1].split()[0]
+    # Unseeded draws are not A's seeded state, and not the same in every fork.
+    assert float(draw_b) != np.random.RandomState(1).rand()
+    assert draw_b != draw_c
+
+
+def test_a_killed_zygote_is_started_again_and_the_batch_goes_on(make_submission):
+    _, _, _, first = grade(make_submission, ["x = 1"], "a")
+    os.kill(first, signal.SIGKILL)
+    results, _, described, second = grade(make_submission, ["y = 2\nprint(y)"], "b")
+    assert second != first
+    assert [r.status for r in results] == [Status.OK] and zygote.STARTED in described
+    # Killed in the middle of a submission: its statement is lost, the rest goes on.
+    with Session(LIMITS, preload=PRELOAD, zygote=True, watch=("f",)) as session:
+        path = make_submission(["import time\nk = 3", "time.sleep(2)",
+                                "def f(x):\n    return x + k"], name="c")
+        killer = threading.Timer(1.0, os.kill, (second, signal.SIGKILL))
+        killer.start()
+        results = session.run(loading.load(path))
+        killer.join()
+        assert [r.status for r in results] == [Status.OK, Status.CRASHED, Status.OK]
+        assert session.call("f", "function", (1,), {}, None).value == 4
+        assert session.restarts == 1
+        assert zygote.STARTED in session.isolation
+    assert zygote.client(isolation.offered(), PRELOAD).zygote_pid not in (first, second)
+
+
+def test_the_isolation_text_says_which_start_ran(make_submission):
+    _, _, described, _ = grade(make_submission, ["x = 1"], "a")
+    assert zygote.STARTED in described
+    assert "its own PID, network and IPC namespaces" in described
+    assert "a private read-only root" in described
+    with Session(LIMITS, preload=PRELOAD, zygote=False) as session:
+        session.run(loading.load(make_submission(["x = 1"], name="b")))
+        assert "zygote" not in session.isolation
+
+
+def _median_start(zygote_on: bool, samples: int) -> float:
+    times = []
+    with Session(LIMITS, preload=PRELOAD, zygote=zygote_on) as session:
+        session._start_worker()  # the zygote (and the machine's caches) warm
+        session._stop_worker()
+        for _ in range(samples):
+            started = time.perf_counter()
+            session._start_worker()  # up to the worker's answer to hello: ready to run
+            times.append(time.perf_counter() - started)
+            session._stop_worker()
+    return statistics.median(times)
+
+
+def test_timing_of_a_worker_start(capsys):
+    fresh = _median_start(False, 20)
+    forked = _median_start(True, 20)
+    with capsys.disabled():
+        print(f"\nmedian worker start over 20 (numpy preloaded, confined, up to hello): "
+              f"fresh interpreter {fresh * 1000:.0f} ms, zygote fork {forked * 1000:.0f} ms")
+
+
+def test_the_zygote_holds_nothing_of_the_grader():
+    current = zygote.client(isolation.offered(), PRELOAD)
+    pid = current.zygote_pid
+    assert Path(f"/proc/{pid}/task").exists() and len(os.listdir(f"/proc/{pid}/task")) == 1
+    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    assert not any(entry.startswith((b"GRADER_SOLUTIONS", b"GRADER_REFERENCES"))
+                   for entry in environ)
+    names = {entry.split(b"=")[0] for entry in environ if entry}
+    # (the start-up environment, as /proc shows it: the two GRADER_ZYGOTE_ are popped at once)
+    allowed = {*isolation.environment(Path("/")), "GRADER_ZYGOTE_FD", "GRADER_ZYGOTE_PRELOAD"}
+    assert names <= {key.encode() for key in allowed}
+    fds = os.listdir(f"/proc/{pid}/fd")
+    assert len(fds) <= 5, fds  # 0, 1, 2 and its socket (and maybe a transient one)
