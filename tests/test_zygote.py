@@ -115,11 +115,11 @@ print("json", json.dumps([1]))
 print("len", len([1, 2]))
 print("draw", repr(np.random.rand()))
 ''']
-    _, output_a, _, zygote_a = grade(make_submission, first, "a")
+    results_a, output_a, _, zygote_a = grade(make_submission, first, "a")
     _, output_b, described, zygote_b = grade(make_submission, second, "b")
     _, output_c, _, _ = grade(make_submission, second, "c")
     assert zygote_a == zygote_b and zygote.STARTED in described
-    assert "A 0.417022004702574" in output_a  # the seed worked in A
+    assert "A 0.417022004702574" in output_a, results_a  # the seed worked in A
     for line in ("allclose False", "linalg True", "json [1]", "len 2"):
         assert line in output_b
     draw_b = output_b.split("draw ")[1].split()[0]

@@ -8,13 +8,16 @@ one), so that one fatal cell costs only itself. The worker never receives a refe
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import os
 import secrets
 import shutil
+import struct
 import subprocess
 import tempfile
+import termios
 import threading
 import time
 from dataclasses import dataclass
@@ -82,6 +85,7 @@ class Session:
         self._started = ""  # how the worker was started, when not as a fresh interpreter
         self._proc: subprocess.Popen[bytes] | zygote_module.Forked | None = None
         self._reader: threading.Thread | None = None
+        self._drain_fd: int | None = None
         self._home: Path | None = None
         self._lease: isolation.UidLease | None = None
         self._cgroup: Path | None = None
@@ -219,11 +223,30 @@ class Session:
                                             memory, self._started)
 
     def _drain(self, fd: int) -> None:
+        self._drain_fd = fd
         try:
             for chunk in iter(lambda: os.read(fd, 1 << 16), b""):
                 self.output.add(chunk)
         finally:
+            self._drain_fd = None
             os.close(fd)
+
+    def _settle(self, timeout: float = 1.0) -> None:
+        """Wait until the reader has taken in what the worker printed so far: the reply to a
+        statement can arrive before the reader thread has read the output written before it.
+        Done when the pipe holds no unread byte twice in a row, a few milliseconds apart."""
+        deadline = time.monotonic() + timeout
+        quiet = 0
+        while quiet < 2 and time.monotonic() < deadline:
+            fd = self._drain_fd
+            if fd is None or self._reader is None or not self._reader.is_alive():
+                return
+            try:
+                waiting = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0]
+            except OSError:
+                return
+            quiet = quiet + 1 if waiting == 0 else 0
+            time.sleep(0.003)
 
     # ------------------------------------------------------------------ transport
 
@@ -424,7 +447,8 @@ class Session:
         return CallOutcome(Status.ERROR, message="the interpreter died during this call")
 
     def captured_output(self) -> str:
-        """What the student's code printed (capped)."""
+        """What the student's code printed (capped), up to the last reply."""
+        self._settle()
         return self.output.text()
 
 
