@@ -149,18 +149,21 @@ def consistent(diagnoses: list[Diagnosis | None],
 def diagnose(exercise: Exercise, inputs: tuple[Any, ...], init: Mapping[str, Any],
              obtained: Outputs, expected: Outputs,
              reads: Mapping[str, tuple[float, ...]] | None = None,
-             example: tuple[Any, ...] | None = None) -> Diagnosis | None:
+             example: tuple[Any, ...] | None = None,
+             matching: list[Misconception] | None = None) -> Diagnosis | None:
     """The misconception that explains `obtained`, or None. Call it only for failed checks.
 
     A notebook global read where this case needs another size comes first, then a known
     wrong variant that the output matches; then an untouched stub is
-    `unattempted`, never explained by a property, since it is not a misconception."""
+    `unattempted`, never explained by a property, since it is not a misconception.
+    `matching` is what `matches` returned for these outputs, when the caller has it."""
     if same(obtained, expected):
         return None  # never diagnose an answer the reference accepts
     misread = uses_global(exercise, reads or {}, inputs, example)
     if misread:
         return misread  # first: a variant may match by chance (sqrt(H_D) = sqrt(D) when D = 4)
-    matching = matches(exercise, inputs, init, obtained, expected)
+    if matching is None:
+        matching = matches(exercise, inputs, init, obtained, expected)
     if matching:
         return Diagnosis(matching[0].id, matching[0].message)
     stub = stub_answer(inputs, obtained)

@@ -236,12 +236,10 @@ def judge(exercise: Exercise, case: Case, value: object, expected: references.Ou
     alternatives: tuple[Diagnosis, ...] = ()
     if result.obtained is not None:
         context = context or Context()
-        diagnosis = diagnose.diagnose(exercise, inputs, case.init_kwargs, result.obtained,
-                                      expected, context.reads, context.example)
-        catalogued = diagnosis is not None and any(
-            m.id == diagnosis.id for m in exercise.misconceptions)
         matching = diagnose.matches(exercise, inputs, case.init_kwargs, result.obtained,
-                                    expected) if catalogued else []
+                                    expected)
+        diagnosis = diagnose.diagnose(exercise, inputs, case.init_kwargs, result.obtained,
+                                      expected, context.reads, context.example, matching)
         if len(matching) > 1:
             alternatives = tuple(Diagnosis(m.id, m.message) for m in matching)
     check = scoring.failed_check(case.name, exercise, Status.FAILED, result.message,
