@@ -128,8 +128,7 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None,
     session = _session(submission, assignment, options, started)
     try:
         with zygote.kept(), session:
-            cells = tuple(hints.explain(_located(cell, submission))
-                          for cell in session.run(submission))
+            cells = _located(session.run(submission), submission)
             reads = notebook_globals.globals_read(
                 submission, (exercise.name for exercise in assignment.exercises))
             exercises = tuple(
@@ -165,14 +164,19 @@ def grade_files(paths: Sequence[Path], assignment: Assignment, options: Options 
                                             for path in paths])
 
 
-def _located(result: CellResult, submission: Submission) -> CellResult:
-    """A cell's result with the numbers Jupyter shows for it: among the code cells, and the
-    `In [n]` the notebook was saved with."""
-    for cell in submission.cells:
-        if cell.index == result.index:
+def _located(results: tuple[CellResult, ...], submission: Submission
+             ) -> tuple[CellResult, ...]:
+    """The cells' results with the numbers Jupyter shows for them (among the code cells, and
+    the `In [n]` the notebook was saved with), and the hints a failure needs."""
+    cells = {cell.index: cell for cell in submission.cells}
+    located = []
+    for result in results:
+        cell = cells.get(result.index)
+        if cell is not None:
             number = cell.number if submission.kind == "notebook" else 0
-            return replace(result, number=number, execution_count=cell.execution_count)
-    return result
+            result = replace(result, number=number, execution_count=cell.execution_count)
+        located.append(hints.explain(result))
+    return tuple(located)
 
 
 def _session(submission: Submission, assignment: Assignment, options: Options,
