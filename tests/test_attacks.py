@@ -529,9 +529,13 @@ import grader
 repo = os.path.dirname(os.path.dirname(grader.__file__))
 print("REPORT", repr({"uid": os.getuid(), "solutions": look(os.path.join(repo, "solutions")),
                       "repo": look(repo), "git": look(os.path.join(repo, ".git"))}))
-child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
-                         start_new_session=True)
-print("CHILD", child.pid)
+import time
+child = os.fork()  # a venv's sys.executable is not inside the sandbox's root: fork instead
+if child == 0:
+    os.setsid()
+    time.sleep(300)
+    os._exit(0)
+print("CHILD", child)
 '''
     path = tmp_path / "kernel_attention_basics.py"
     path.write_text(HONEST + probe)
