@@ -2,8 +2,9 @@
 
 Starting a worker today means a fresh interpreter that imports numpy again (about 150 ms, a
 second with torch). The zygote pays that once per grading process and preload set, and each
-worker is a fork of it, confined exactly as a fresh worker is (prototype of issue #11; off
-unless `GRADER_ZYGOTE=1` or `Session(zygote=True)`).
+worker is a fork of it, confined by the same code as a fresh worker (`confine`), except that
+pages shared with the zygote are charged to the grader's memory cgroup, not the submission's
+(prototype of issue #11; off unless `GRADER_ZYGOTE=1` or `Session(zygote=True)`).
 
 Design
 ------
