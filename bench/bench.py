@@ -14,7 +14,14 @@ submission, the peak memory of the parent process and of one worker, and the rat
 Timings are noisy on a shared machine: compare ratios from one run, never absolute figures
 across runs.
 
+It ends with the targets of issue #11, each measured in the same run: `--jobs 2` at least
+50x nbclient's wall time, 1,000 submissions in under 60 s (from the measured rate when
+--count is not 1,000), and one correct notebook through `grade run` in under 150 ms, the
+command's own start-up included (median of 5). `--scaling 10,100,1000` also grades classes
+of those sizes, to show that time grows linearly and the parent's memory stays flat.
+
 Run: python3 bench/bench.py [--count 200] [--jobs 2] [--peer-sample 20] [--timeout 2]
+                            [--scaling 10,100,1000]
 """
 
 from __future__ import annotations
@@ -103,7 +110,7 @@ class PeakWatcher:
     """Polls /proc for the largest resident set of processes whose command line holds a
     marker (a sandbox worker, a Jupyter kernel)."""
 
-    def __init__(self, marker: str) -> None:
+    def __init__(self, marker: bytes) -> None:
         self.marker, self.peak_kb, self._stop = marker, 0, threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -120,7 +127,7 @@ class PeakWatcher:
             for pid in (p for p in os.listdir("/proc") if p.isdigit()):
                 try:
                     with open(f"/proc/{pid}/cmdline", "rb") as stream:
-                        if self.marker.encode() not in stream.read():
+                        if self.marker not in stream.read():
                             continue
                     with open(f"/proc/{pid}/status") as stream:
                         for row in stream:
@@ -139,20 +146,47 @@ def children_usage() -> tuple[float, float]:
 def grade_batch(folder: Path, out: Path, jobs: int, timeout: float, count: int) -> Measure:
     cpu_before, _ = children_usage()
     started = time.perf_counter()
-    with PeakWatcher("grader.sandbox.worker") as workers:
+    with PeakWatcher(b"grader.sandbox.worker") as workers, \
+            PeakWatcher(b"grader\0batch") as parent:
         done = subprocess.run([sys.executable, "-m", "grader", "batch", str(folder),
                                "--assignment", "udl_attention", "--out", str(out), "--jobs",
                                str(jobs), "--timeout", str(timeout)],
                               capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
-    cpu_after, parent_peak = children_usage()
+    cpu_after, _ = children_usage()
     if "graded" not in done.stdout:
         raise SystemExit(f"grade batch failed:\n{done.stderr[-2000:]}")
     with sqlite3.connect(out / "gradebook.sqlite") as db:
-        rows = [json.loads(text)["duration_s"] for (text,) in db.execute(
-            "SELECT result FROM results")]
+        results = [json.loads(text) for (text,) in db.execute("SELECT result FROM results")]
+    workers_used = sorted({result.get("worker") or "none" for result in results})
     return Measure(f"grade batch --jobs {jobs}", count, wall, cpu_after - cpu_before,
-                   tuple(rows), parent_peak, workers.peak_kb / 1024)
+                   tuple(result["duration_s"] for result in results), parent.peak_kb / 1024,
+                   workers.peak_kb / 1024, f"workers: {', '.join(workers_used)}")
+
+
+def grade_run(path: Path, repeat: int) -> float:
+    """Median wall seconds of the whole `grade run` command on one notebook."""
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "grader", "run", str(path)], check=False,
+                       capture_output=True)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def scaling(scratch: Path, sizes: list[int], jobs: int, timeout: float) -> None:
+    """Grade classes of each size; print time per submission and the parent's peak."""
+    print(f"\nscaling, grade batch --jobs {jobs}:")
+    print(f"{'submissions':>12} {'wall s':>8} {'ms each':>8} {'parent MB':>10} "
+          f"{'worker MB':>10}")
+    for size in sizes:
+        folder = scratch / f"scaling-{size}"
+        make_class(folder, size)
+        measure = grade_batch(folder, scratch / f"scaling-{size}-out", jobs, timeout, size)
+        print(f"{size:>12} {measure.wall_s:8.1f} {measure.wall_s / size * 1000:8.0f} "
+              f"{measure.parent_peak_mb:10.0f} {measure.worker_peak_mb:10.0f}")
+        shutil.rmtree(folder)
 
 
 PEER = """
@@ -177,7 +211,7 @@ print(json.dumps({"times": times,
 def nbclient_run(paths: list[Path], timeout: float, count: int) -> Measure:
     cpu_before, _ = children_usage()
     started = time.perf_counter()
-    with PeakWatcher("ipykernel_launcher") as kernels:
+    with PeakWatcher(b"ipykernel_launcher") as kernels:
         done = subprocess.run([sys.executable, "-c", PEER, str(timeout), *map(str, paths)],
                               capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
@@ -199,6 +233,8 @@ def main() -> None:
                         "(default 20; 0 runs all)")
     parser.add_argument("--timeout", type=float, default=2.0,
                         help="seconds per statement (ours) and per cell (nbclient)")
+    parser.add_argument("--scaling", default="", metavar="N,N,...",
+                        help="also grade classes of these sizes (e.g. 10,100,1000)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch) / "submissions"
@@ -208,18 +244,33 @@ def main() -> None:
         step = max(1, args.count // args.peer_sample) if args.peer_sample else 1
         sample = paths[::step][:args.peer_sample or None]
         peer = nbclient_run(sample, args.timeout, args.count)
-    print(f"{args.count} seed-sized udl_attention notebooks (per 50: 40 correct, 5 wrong, "
-          "2 untouched, 1 timeout, 1 exception, 1 crash)")
-    print(f"{'engine':<28} {'wall s':>8} {'cpu s':>8} {'subs/s':>8} {'median ms':>9} "
-          f"{'p95 ms':>9} {'parent MB':>8} {'worker MB':>8}")
-    for measure in (ours, peer):
-        print(measure.line())
-    for tool in ("nbgrader", "otter"):
-        if shutil.which(tool) is None:
-            print(f"{tool}: not installed here (pip install {tool}"
-                  f"{'-grader' if tool == 'otter' else ''} to include it)")
-    print(f"ratio, wall time nbclient / grade batch: {peer.wall_s / ours.wall_s:.1f}x")
-    print(f"ratio, CPU time nbclient / grade batch: {peer.cpu_s / max(ours.cpu_s, 1e-9):.1f}x")
+        single = grade_run(CORRECT, 5)
+        print(f"{args.count} seed-sized udl_attention notebooks (per 50: 40 correct, 5 wrong, "
+              "2 untouched, 1 timeout, 1 exception, 1 crash)")
+        print(f"{'engine':<28} {'wall s':>8} {'cpu s':>8} {'subs/s':>8} {'median ms':>9} "
+              f"{'p95 ms':>9} {'parent MB':>8} {'worker MB':>8}")
+        for measure in (ours, peer):
+            print(measure.line())
+        for tool in ("nbgrader", "otter"):
+            if shutil.which(tool) is None:
+                print(f"{tool}: not installed here (pip install {tool}"
+                      f"{'-grader' if tool == 'otter' else ''} to include it)")
+        wall_ratio = peer.wall_s / ours.wall_s
+        print(f"ratio, wall time nbclient / grade batch: {wall_ratio:.1f}x")
+        print(f"ratio, CPU time nbclient / grade batch: {peer.cpu_s / max(ours.cpu_s, 1e-9):.1f}x")
+        thousand = ours.wall_s / args.count * 1000
+        said = "" if args.count == 1000 else f" (from the rate of {args.count})"
+        print("\ntargets (#11):")
+        for name, value, goal, met in (
+                (f"--jobs {args.jobs} vs nbclient, wall", f"{wall_ratio:.1f}x", ">= 50x",
+                 wall_ratio >= 50),
+                (f"1,000 submissions{said}", f"{thousand:.0f} s", "< 60 s", thousand < 60),
+                ("one notebook through grade run", f"{single * 1000:.0f} ms", "< 150 ms",
+                 single < 0.150)):
+            print(f"  {name:<44} {value:>10}  target {goal:<9} {'met' if met else 'NOT met'}")
+        if args.scaling:
+            scaling(Path(scratch), [int(n) for n in args.scaling.split(",")], args.jobs,
+                    args.timeout)
 
 
 if __name__ == "__main__":
