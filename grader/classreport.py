@@ -355,7 +355,7 @@ def _flag(scored: bool, tried: int, passed: int) -> Flag | None:
         return None
     if passed / tried >= NEARLY:
         return Flag.NEARLY_ALL_PASS
-    if passed / tried <= 1 - NEARLY:
+    if (tried - passed) / tried >= NEARLY:
         return Flag.NEARLY_ALL_FAIL
     return None
 
