@@ -10,17 +10,16 @@ notebook's own code for it. "unattempted" is not a misconception: it is counted 
 from __future__ import annotations
 
 import enum
-import re
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import PurePath
 from typing import Any
 
-from grader import gradebook, hints
+from grader import cellerrors, gradebook
 from grader.assignments.variants import CATALOGUE
 from grader.diagnose import UNATTEMPTED
+from grader.model import Status, Visibility
 
 BINS = 10
 """Bars of the score histogram."""
@@ -32,7 +31,6 @@ MIN_FLAGGED = 5
 MIN_SIMILAR_NODES = 60
 """Identical code smaller than this many syntax nodes (a two-line softmax has about 35) is
 what anyone would write: it makes no group of similar submissions."""
-MAX_MESSAGE = 200
 
 
 class Flag(str, enum.Enum):
@@ -52,8 +50,8 @@ class StudentScore:
     """The points the gradebook counts."""
     max_score: float
     """Points available."""
-    status: str
-    """"graded", or "error" when it could not be graded (then `score` is 0)."""
+    status: Status
+    """GRADED, or ERROR when it could not be graded (then `score` is 0)."""
     submission: str
     """The file, or files, it was graded from."""
     error: str
@@ -110,8 +108,8 @@ class CaseStats:
     """The exercise's name."""
     case: str
     """The case's name (hidden cases' names too: the report is the instructor's)."""
-    visibility: str
-    """"public" or "hidden"."""
+    visibility: Visibility
+    """Public or hidden."""
     scored: bool
     """False for advice, a case worth no points."""
     attempted: int
@@ -149,42 +147,6 @@ class MisconceptionStats:
 
 
 @dataclass(frozen=True)
-class ErrorPlace:
-    """Where in the notebook a group of cell errors happened."""
-
-    where: str
-    """The cell as a student counts them, "code cell 3", or "the module"."""
-    line: int | None
-    """The line in that cell, when the message says it."""
-    students: int
-    """How many students hit the error there."""
-
-
-@dataclass(frozen=True)
-class CellErrorGroup:
-    """One error that several students' cells raised: the same exception and message, once
-    numbers are set aside."""
-
-    error: str
-    """The exception's type ("TypeError"), or "Timeout" or "Crash"."""
-    message: str
-    """The message with numbers replaced by #, as grouped."""
-    example: str
-    """One student's message in full, line included."""
-    names: tuple[str, ...]
-    """The students who hit it, sorted."""
-    places: tuple[ErrorPlace, ...]
-    """Where, the most common place first."""
-    hint: str
-    """The known outside cause and its fix (NumPy 2's float() of an array), or empty."""
-
-    @property
-    def students(self) -> int:
-        """How many students hit it."""
-        return len(self.names)
-
-
-@dataclass(frozen=True)
 class SimilarGroup:
     """Submissions whose written functions are all the same code, up to names, comments and
     layout: a prompt to look, not a verdict."""
@@ -215,7 +177,7 @@ class ClassReport:
     """Their cases, in order."""
     misconceptions: tuple[MisconceptionStats, ...]
     """Most frequent first."""
-    cell_errors: tuple[CellErrorGroup, ...]
+    cell_errors: tuple[cellerrors.CellErrorGroup, ...]
     """Most frequent first."""
     similar: tuple[SimilarGroup, ...]
     """Largest first."""
@@ -233,12 +195,12 @@ class ClassReport:
     @property
     def graded(self) -> int:
         """Those that could be graded."""
-        return sum(score.status != "error" for score in self.scores)
+        return sum(score.status is not Status.ERROR for score in self.scores)
 
     @property
     def errors(self) -> tuple[StudentScore, ...]:
         """Those that could not be graded."""
-        return tuple(score for score in self.scores if score.status == "error")
+        return tuple(score for score in self.scores if score.status is Status.ERROR)
 
     @property
     def mean(self) -> float | None:
@@ -251,23 +213,23 @@ class ClassReport:
         return statistics.median(s.score for s in self.scores) if self.scores else None
 
     @property
-    def common_errors(self) -> tuple[CellErrorGroup, ...]:
+    def common_errors(self) -> tuple[cellerrors.CellErrorGroup, ...]:
         """The cell errors that several students hit (every student, in a class of one)."""
         least = min(2, self.submissions)
         return tuple(group for group in self.cell_errors if group.students >= least)
 
 
-Result = Mapping[str, Any]
+Stored = Mapping[str, Any]
 """A stored JSON result (schema grader.result/1)."""
 
 
-def build(assignment: str, recorded: Sequence[tuple[gradebook.Row, Result]]) -> ClassReport:
+def build(assignment: str, recorded: Sequence[tuple[gradebook.Row, Stored]]) -> ClassReport:
     """The class statistics of one assignment from the gradebook's rows and stored results."""
     mine = [(row, result) for row, result in recorded if row.assignment == assignment]
     stored = {(row.student, row.submission): result for row, result in mine}
     chosen = sorted(gradebook.best([row for row, _ in mine]).values(),
                     key=lambda row: row.student)
-    scores = tuple(StudentScore(row.student, row.score, row.max_score, row.status,
+    scores = tuple(StudentScore(row.student, row.score, row.max_score, Status(row.status),
                                 row.submission, str(stored[row.student, row.submission]
                                                     .get("error") or ""))
                    for row in chosen)
@@ -283,7 +245,7 @@ def build(assignment: str, recorded: Sequence[tuple[gradebook.Row, Result]]) -> 
         exercises=tuple(_exercise(name, graded) for name in scored),
         cases=tuple(case for name in scored for case in _cases(name, graded)),
         misconceptions=_misconceptions(scored, graded),
-        cell_errors=_cell_errors(graded),
+        cell_errors=cellerrors.groups(graded),
         similar=_similar(scored, graded),
         fingerprinted=sum(all("fingerprint" in e for e in r.get("exercises", []))
                           for r in graded.values()),
@@ -301,7 +263,7 @@ def _exercise_order(results: Any) -> list[str]:
     return list(order)
 
 
-def _find(result: Result, name: str) -> Mapping[str, Any] | None:
+def _find(result: Stored, name: str) -> Mapping[str, Any] | None:
     return next((e for e in result.get("exercises", []) if e["name"] == name), None)
 
 
@@ -319,7 +281,7 @@ def attempted(exercise: Mapping[str, Any] | None) -> bool:
                    for c in exercise["checks"])
 
 
-def _exercise(name: str, graded: Mapping[str, Result]) -> ExerciseStats:
+def _exercise(name: str, graded: Mapping[str, Stored]) -> ExerciseStats:
     found = [_find(result, name) for result in graded.values()]
     points = [float(e["score"]) if e else 0.0 for e in found]
     distribution = Counter(round(p, 6) for p in points)
@@ -331,7 +293,7 @@ def _exercise(name: str, graded: Mapping[str, Result]) -> ExerciseStats:
         distribution=tuple(sorted(distribution.items())))
 
 
-def _cases(name: str, graded: Mapping[str, Result]) -> list[CaseStats]:
+def _cases(name: str, graded: Mapping[str, Stored]) -> list[CaseStats]:
     order: dict[str, Mapping[str, Any]] = {}
     tried: Counter[str] = Counter()
     passed: Counter[str] = Counter()
@@ -345,7 +307,7 @@ def _cases(name: str, graded: Mapping[str, Result]) -> list[CaseStats]:
     cases = []
     for case, first in order.items():
         scored = bool(first.get("scored", first["max_score"] > 0))
-        cases.append(CaseStats(name, case, first["visibility"], scored, tried[case],
+        cases.append(CaseStats(name, case, Visibility(first["visibility"]), scored, tried[case],
                                passed[case], _flag(scored, tried[case], passed[case])))
     return cases
 
@@ -373,7 +335,7 @@ def _histogram(scores: list[float], top: float) -> tuple[Bin, ...]:
 # --------------------------------------------------------------------------- diagnoses
 
 
-def _misconceptions(scored: list[str], graded: Mapping[str, Result]
+def _misconceptions(scored: list[str], graded: Mapping[str, Stored]
                     ) -> tuple[MisconceptionStats, ...]:
     students: dict[tuple[str, str], set[str]] = defaultdict(set)
     messages: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
@@ -404,94 +366,10 @@ def _explanation(id: str, messages: Counter[str]) -> str:
     return "For example: " + messages.most_common(1)[0][0]
 
 
-# --------------------------------------------------------------------------- cell errors
-
-_NOTE = re.compile(r"; (?=line \d+: )")
-_LINE = re.compile(r"line (\d+): (.*)", re.S)
-_EXCEPTION = re.compile(r"([A-Z][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Iteration))"
-                        r": ?(.*)", re.S)
-_GRADER_NOTES = re.compile(r"; (the grader ran the rest|the \d+ statement\(s\) after it|"
-                           r"the cell did not run|only this statement was lost"
-                           r"|execution went on).*$", re.S)
-_SYNTAX_LINE = re.compile(r"\(line (\d+)\)")
-# A number, but not one that is part of a word ("0-dimensional", "length-1", "float64").
-_NUMBER = re.compile(r"\b0x[0-9a-fA-F]+\b|(?<![\w.-])\d+(?:\.\d+)?(?![\w-])")
-
-
-def notes(message: str) -> list[tuple[int | None, str, str]]:
-    """The errors in a cell's message, each as (line, exception type, message): a cell that
-    went on after an error lists each failing statement, as "line 3: TypeError: ...; line 9:
-    ...". Timeouts are "Timeout", lost interpreters "Crash"; skipped magics are no error."""
-    found: list[tuple[int | None, str, str]] = []
-    for part in _NOTE.split(message):
-        matched = _LINE.match(part)
-        line = int(matched.group(1)) if matched else None
-        body = matched.group(2) if matched else part
-        full = body
-        body = _GRADER_NOTES.sub("", body)
-        exception = _EXCEPTION.match(body)
-        if exception:
-            kind, text = exception.group(1), exception.group(2)
-            syntax = _SYNTAX_LINE.search(text) if line is None else None
-            line = int(syntax.group(1)) if syntax else line
-        elif "stopped after" in full or "time limit" in full:
-            kind, text = "Timeout", body
-        elif "only this statement was lost" in full:
-            kind, text = "Crash", body
-        else:
-            continue  # a skipped shell escape or magic, or a note of the grader's
-        found.append((line, kind, text.strip()))
-    return found
-
-
-def _where(cell: Mapping[str, Any]) -> str:
-    number, index = cell.get("number") or 0, cell.get("index") or 0
-    where = f"code cell {number}" if number else "the module" if index else "the file"
-    file = cell.get("file") or ""
-    return f"{PurePath(file).name}, {where}" if file else where
-
-
-def _cell_errors(graded: Mapping[str, Result]) -> tuple[CellErrorGroup, ...]:
-    students: dict[tuple[str, str], set[str]] = defaultdict(set)
-    places: dict[tuple[str, str], Counter[tuple[str, int | None]]] = defaultdict(Counter)
-    shown: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-    examples: dict[tuple[str, str], str] = {}
-    found_hint: dict[tuple[str, str], str] = {}
-    for student, result in graded.items():
-        for cell in result.get("cells", []):
-            if cell.get("status") not in ("error", "timeout", "crashed"):
-                continue
-            seen = set()
-            for line, kind, text in notes(str(cell.get("message", ""))):
-                hint = hints.NUMPY2_SCALAR if hints.NUMPY2_SCALAR in text else ""
-                text = text.replace(f" ({hints.NUMPY2_SCALAR})", "")
-                normal = _NUMBER.sub("#", text)[:MAX_MESSAGE]
-                # NumPy's two wordings of the same float() failure are one group.
-                key = (kind, hint or normal)
-                if (key, line) in seen:
-                    continue
-                seen.add((key, line))
-                if student not in students[key]:
-                    places[key][(_where(cell), line)] += 1
-                students[key].add(student)
-                shown[key][normal] += 1
-                found_hint[key] = hint
-                at = f"line {line}: " if line is not None else ""
-                examples.setdefault(key, f"{_where(cell)}, {at}{kind}: {text}"[:2 * MAX_MESSAGE])
-    groups = [CellErrorGroup(
-        error=key[0], message=shown[key].most_common(1)[0][0], example=examples[key],
-        names=tuple(sorted(who)),
-        places=tuple(ErrorPlace(where, line, count)
-                     for (where, line), count in places[key].most_common()),
-        hint=found_hint[key]) for key, who in students.items()]
-    groups.sort(key=lambda g: (-g.students, g.error, g.message))
-    return tuple(groups)
-
-
 # --------------------------------------------------------------------------- similarity
 
 
-def _similar(scored: list[str], graded: Mapping[str, Result]) -> tuple[SimilarGroup, ...]:
+def _similar(scored: list[str], graded: Mapping[str, Stored]) -> tuple[SimilarGroup, ...]:
     """Groups of students whose every written function has the same fingerprint."""
     by_code: dict[tuple[tuple[str, str], ...], list[str]] = defaultdict(list)
     sizes: dict[tuple[tuple[str, str], ...], int] = {}

@@ -399,22 +399,6 @@ def test_results_without_fingerprints_are_not_compared_and_the_page_says_so():
         classpage.html(mixed)
 
 
-@pytest.mark.parametrize("message, expected", [
-    ("line 48: TypeError: only 0-dimensional arrays can be converted to Python scalars; the "
-     "grader ran the rest of the cell anyway; Jupyter would have stopped at the first error",
-     [(48, "TypeError", "only 0-dimensional arrays can be converted to Python scalars")]),
-    ("line 2: NameError: name 'H_D' is not defined; line 5: ValueError: shapes (3,4) and "
-     "(2,2) not aligned; x; y", [(2, "NameError", "name 'H_D' is not defined"),
-                                 (5, "ValueError", "shapes (3,4) and (2,2) not aligned; x; y")]),
-    ("SyntaxError: invalid syntax (line 3); the cell did not run",
-     [(3, "SyntaxError", "invalid syntax (line 3)")]),
-    ("line 4: stopped after 10 s; execution went on", [(4, "Timeout", "stopped after 10 s")]),
-    ("line 1: shell command `!pip install x` is never run by the grader", []),
-])
-def test_cell_messages_are_split_into_errors(message, expected):
-    assert classreport.notes(message) == expected
-
-
 def test_hostile_names_and_messages_stay_text(tmp_path):
     book = Gradebook(tmp_path)
     result = _result([True, False])

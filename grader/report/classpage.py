@@ -47,7 +47,7 @@ def to_dict(report: ClassReport) -> dict[str, Any]:
         "graded": report.graded, "max_score": report.max_score, "mean": report.mean,
         "median": report.median,
         "scores": [{"student": s.student, "score": s.score, "max_score": s.max_score,
-                    "status": s.status, "submission": s.submission, "error": s.error}
+                    "status": s.status.value, "submission": s.submission, "error": s.error}
                    for s in report.scores],
         "histogram": [{"low": b.low, "high": b.high, "count": b.count}
                       for b in report.histogram],
@@ -58,7 +58,7 @@ def to_dict(report: ClassReport) -> dict[str, Any]:
                                         for p, n in e.distribution]}
                       for e in report.exercises],
         "cases": [{"exercise": c.exercise, "case": c.case, "pass_rate": c.pass_rate,
-                   "flag": c.flag.value if c.flag else None, "visibility": c.visibility,
+                   "flag": c.flag.value if c.flag else None, "visibility": c.visibility.value,
                    "scored": c.scored, "attempted": c.attempted, "passed": c.passed}
                   for c in report.cases],
         "misconceptions": [{"id": m.id, "exercise": m.exercise, "students": m.students,
