@@ -254,6 +254,7 @@ def test_without_a_target_the_markdown_goes_to_stdout(graded):
     assert code == 0 and stdout.startswith("# Class report: udl\\_attention")
 
 
+@pytest.mark.browser
 def test_the_page_opens_in_chromium_with_the_histogram_and_the_mistakes(graded, browser,
                                                                         tmp_path):
     page = tmp_path / "class.html"
