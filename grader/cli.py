@@ -198,9 +198,7 @@ def _cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_export(args: argparse.Namespace, out: TextIO) -> int:
-    path = Path(args.out) / gradebook.FILENAME
-    if not path.is_file():
-        raise UsageError(f"{path}: no gradebook here; run `grade batch ... --out {args.out}`")
+    book = gradebook.existing(Path(args.out))
     columns = {}
     for item in args.column:
         name, _, title = item.partition("=")
@@ -208,12 +206,32 @@ def _cmd_export(args: argparse.Namespace, out: TextIO) -> int:
             raise UsageError(f"--column {item!r}: write ASSIGNMENT=TITLE, for example "
                              "'udl_attention=Self-attention (1234)'")
         columns[name] = title
-    rows = gradebook.Gradebook(Path(args.out)).rows(args.assignment)
+    rows = book.rows(args.assignment)
     text = gradebook.export(rows, args.format, columns)
     if args.output:
         _write(args.output, text)
     else:
         out.write(text)
+    return 0
+
+
+def _cmd_class_report(args: argparse.Namespace, out: TextIO) -> int:
+    from grader import classreport
+    from grader.report import classpage
+
+    recorded = gradebook.existing(Path(args.out)).recorded(args.assignment)
+    names = sorted({row.assignment for row, _ in recorded})
+    if len(names) > 1:
+        raise UsageError(f"{Path(args.out) / gradebook.FILENAME} holds {', '.join(names)}: "
+                         "pass --assignment NAME for one of them")
+    report = classreport.build(args.assignment or (names[0] if names else ""), recorded)
+    targets = ((args.html, classpage.html), (args.md, classpage.markdown),
+               (args.json, classpage.render_json))
+    for target, render in targets:
+        if target:
+            _write(target, render(report))
+    if not any(target for target, _ in targets):
+        out.write(classpage.markdown(report))
     return 0
 
 
@@ -311,7 +329,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_limits(grade_class)
     grade_class.set_defaults(handler=_cmd_batch)
 
-    book = commands.add_parser("gradebook", help="export the grades of a batch")
+    book = commands.add_parser("gradebook", help="export the grades of a batch, or report on "
+                               "the class")
     book_commands = book.add_subparsers(dest="action", required=True, parser_class=_Parser)
     export = book_commands.add_parser("export", help="write the grade table as CSV")
     export.add_argument("--out", default=".", metavar="OUT_DIR",
@@ -325,6 +344,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "(Canvas matches its id in parentheses)")
     export.add_argument("--output", metavar="FILE", help="write here instead of stdout")
     export.set_defaults(handler=_cmd_export)
+    report = book_commands.add_parser("report", help="what the class got wrong: scores, "
+                                      "exercises, cases, misconceptions, cell errors and "
+                                      "similar submissions, for the instructor")
+    report.add_argument("--out", default=".", metavar="OUT_DIR",
+                        help="the folder given to grade batch --out (default: here)")
+    report.add_argument("--assignment", help="the assignment, when the gradebook holds several")
+    report.add_argument("--html", metavar="FILE", help="write the page here")
+    report.add_argument("--md", metavar="FILE", help="write it in Markdown here")
+    report.add_argument("--json", metavar="FILE", help="write the numbers as JSON here "
+                        "(with none of the three, the Markdown goes to stdout)")
+    report.set_defaults(handler=_cmd_class_report)
 
     scope = commands.add_parser("gradescope", help="build a Gradescope autograder bundle, or "
                                 "grade inside one")

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from grader import text
 from grader.errors import UsageError
@@ -109,8 +110,12 @@ class Gradebook:
 
     def rows(self, assignment: str | None = None) -> list[Row]:
         """Every recorded result, ordered by student and file."""
+        return [row for row, _ in self.recorded(assignment)]
+
+    def recorded(self, assignment: str | None = None) -> list[tuple[Row, dict[str, Any]]]:
+        """Every recorded result with its stored JSON result, ordered by student and file."""
         query = ("SELECT student, assignment, submission, sha256, status, score, max_score, "
-                 "graded_at FROM results")
+                 "graded_at, result FROM results")
         args: tuple[str, ...] = ()
         if assignment:
             query += " WHERE assignment = ?"
@@ -118,7 +123,7 @@ class Gradebook:
         with self._connect() as db:
             found = db.execute(query + " ORDER BY student, assignment, submission",
                                args).fetchall()
-        return [Row(*row) for row in found]
+        return [(Row(*row[:-1]), json.loads(row[-1])) for row in found]
 
     def results(self) -> list[dict[str, object]]:
         """The stored JSON results."""
@@ -126,6 +131,15 @@ class Gradebook:
             found = db.execute("SELECT result FROM results ORDER BY student, assignment, "
                                "submission").fetchall()
         return [json.loads(stored) for (stored,) in found]
+
+
+def existing(folder: Path) -> Gradebook:
+    """The gradebook `grade batch --out folder` wrote; a UsageError says how to make one."""
+    if not (Path(folder) / FILENAME).is_file():
+        raise UsageError(f"{Path(folder) / FILENAME}: no gradebook here; run "
+                         f"`grade batch SUBMISSIONS_DIR --assignment NAME --out {folder}` first, "
+                         "or pass the --out folder that batch wrote to")
+    return Gradebook(folder)
 
 
 def best(rows: Sequence[Row]) -> dict[tuple[str, str], Row]:

@@ -16,6 +16,7 @@ from grader import (
     combine,
     compare,
     diagnose,
+    fingerprint,
     hints,
     loading,
     notebook_globals,
@@ -129,11 +130,13 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None,
     try:
         with zygote.kept(), session:
             cells = _located(session.run(submission), submission)
-            reads = notebook_globals.globals_read(
-                submission, (exercise.name for exercise in assignment.exercises))
+            names = [exercise.name for exercise in assignment.exercises]
+            reads = notebook_globals.globals_read(submission, names)
+            prints = fingerprint.fingerprints(submission, names)
             exercises = tuple(
-                _grade_exercise(session, exercise, stored, options.public_only,
-                                Context.of(exercise, reads[exercise.name]))
+                replace(_grade_exercise(session, exercise, stored, options.public_only,
+                                        Context.of(exercise, reads[exercise.name])),
+                        fingerprint=prints[exercise.name])
                 for exercise in assignment.exercises)
             output = session.captured_output()
     except GraderError:

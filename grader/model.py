@@ -322,6 +322,17 @@ class CheckResult:
 
 
 @dataclass(frozen=True)
+class Fingerprint:
+    """A hash of a function's definition in the source, normalised (`grader.fingerprint`):
+    two that are equal are the same code up to names, comments, docstrings and layout."""
+
+    digest: str
+    """The hash of the normalised syntax tree, in hex."""
+    nodes: int
+    """How many syntax nodes the tree has: how much code two equal fingerprints share."""
+
+
+@dataclass(frozen=True)
 class ExerciseResult:
     """All checks of one exercise."""
 
@@ -337,6 +348,9 @@ class ExerciseResult:
     """One per case."""
     file: str = ""
     """The file its checks come from, when the result combines several files; else empty."""
+    fingerprint: Fingerprint | None = None
+    """Its definition's fingerprint, read from the source; None when the source does not
+    define it at top level."""
 
     @property
     def scored(self) -> bool:

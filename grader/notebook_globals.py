@@ -72,7 +72,7 @@ def _bind(target: ast.expr, value: ast.expr, known: dict[str, float]) -> None:
                 known.pop(node.id, None)
 
 
-def _top_level(submission: Submission) -> list[ast.stmt]:
+def top_level(submission: Submission) -> list[ast.stmt]:
     """The top-level statements of every cell that parses, in order."""
     statements: list[ast.stmt] = []
     for cell in submission.cells:
@@ -87,7 +87,7 @@ def _top_level(submission: Submission) -> list[ast.stmt]:
 
 def numeric_globals(submission: Submission) -> dict[str, float]:
     """The numeric globals as they stand at the end of the notebook."""
-    return _numeric(_top_level(submission))
+    return _numeric(top_level(submission))
 
 
 def _step(statement: ast.stmt, known: dict[str, float]) -> None:
@@ -137,7 +137,7 @@ def globals_read(submission: Submission, functions: Iterable[str]
     wanted = set(functions)
     known: dict[str, float] = {}
     defined: dict[str, tuple[ast.FunctionDef, dict[str, float]]] = {}
-    for statement in _top_level(submission):
+    for statement in top_level(submission):
         if isinstance(statement, ast.FunctionDef) and statement.name in wanted:
             defined[statement.name] = (statement, dict(known))
         _step(statement, known)

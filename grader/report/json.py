@@ -24,7 +24,9 @@ def _check(check: CheckResult) -> dict[str, Any]:
 def _exercise(exercise: ExerciseResult) -> dict[str, Any]:
     return {"name": exercise.name, "score": exercise.score, "max_score": exercise.max_score,
             "status": exercise.status.value, "checks": [_check(c) for c in exercise.checks],
-            "file": exercise.file}
+            "file": exercise.file,
+            "fingerprint": None if exercise.fingerprint is None else {
+                "digest": exercise.fingerprint.digest, "nodes": exercise.fingerprint.nodes}}
 
 
 def to_dict(result: Result) -> dict[str, Any]:
