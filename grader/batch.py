@@ -174,17 +174,19 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
     todo = [job for job in found if known.get((job.student, job.relative)) != job.sha256]
     report = _progress(progress or sys.stderr, len(todo))
     errors = 0
-    with zygote.kept(), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    with zygote.kept(), book.recorder() as record, \
+            ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         pending: dict[Future[Result], Job] = {
             pool.submit(_grade_one, job, assignment, options, stored): job for job in todo}
         try:
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    job = pending.pop(future)
-                    result = future.result()
-                    book.record(job.student, job.relative, result)
+                finished = [(pending.pop(future), future.result()) for future in done]
+                # Reports first: a result in the gradebook always has its reports.
+                for job, result in finished:
                     write_outputs(out, job, result)
+                record([(job.student, job.relative, result) for job, result in finished])
+                for job, result in finished:
                     errors += result.status is Status.ERROR
                     report(job, result)
         except KeyboardInterrupt:

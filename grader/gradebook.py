@@ -1,8 +1,9 @@
 """The gradebook: a SQLite file that records every result the moment it is graded.
 
-One row per (student, assignment, submission file). Each row is committed on its own, so a
-batch killed at any point loses at most the submissions in flight, and a rerun can skip every
-file whose hash is already recorded. Exports pick each student's best submission.
+One row per (student, assignment, submission file). A batch commits the results that finish
+together in one transaction as soon as they are written, so a batch killed at any point loses
+at most the submissions in flight, and a rerun can skip every file whose hash is already
+recorded. Exports pick each student's best submission.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import csv
 import io
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -25,6 +26,7 @@ from grader.report import json as json_report
 
 FILENAME = "gradebook.sqlite"
 FORMATS = ("csv", "canvas", "moodle")
+ROW_COLUMNS = "student, assignment, submission, sha256, status, score, max_score, graded_at"
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     student     TEXT NOT NULL,
@@ -88,16 +90,26 @@ class Gradebook:
         finally:
             db.close()
 
-    def record(self, student: str, submission: str, result: Result) -> None:
-        """Store one result, replacing an earlier grading of the same file; the names and the
-        result's text are stored `clean`, as every reader of the file will show them."""
-        stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        student, submission = text.one_line(student), text.one_line(submission)
+    @contextmanager
+    def recorder(self) -> Iterator[Callable[[Sequence[tuple[str, str, Result]]], None]]:
+        """For a batch: one connection, and a function that stores the (student, submission,
+        result) it is given in one transaction, committed before it returns. WAL with
+        synchronous=NORMAL: a commit survives the batch being killed in any way (only a
+        power cut may lose the last ones), without an fsync per result."""
         with self._connect() as db:
-            db.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (student, result.assignment, submission, result.sha256,
-                        result.status.value, result.score, result.max_score,
-                        json.dumps(json_report.to_dict(result), sort_keys=True), stamp))
+            db.execute("PRAGMA synchronous=NORMAL")
+
+            def record(graded: Sequence[tuple[str, str, Result]]) -> None:
+                with db:
+                    db.executemany("INSERT OR REPLACE INTO results VALUES "
+                                   "(?, ?, ?, ?, ?, ?, ?, ?, ?)", [_row(*item) for item in graded])
+
+            yield record
+
+    def record(self, student: str, submission: str, result: Result) -> None:
+        """Store one result, replacing an earlier grading of the same file."""
+        with self.recorder() as record:
+            record([(student, submission, result)])
 
     def known_hashes(self, assignment: str) -> dict[tuple[str, str], str]:
         """(student, submission) -> the hash recorded for it; results where the grader, not
@@ -110,20 +122,22 @@ class Gradebook:
 
     def rows(self, assignment: str | None = None) -> list[Row]:
         """Every recorded result, ordered by student and file."""
-        return [row for row, _ in self.recorded(assignment)]
+        return [Row(*row) for row in self._select(ROW_COLUMNS, assignment)]
 
     def recorded(self, assignment: str | None = None) -> list[tuple[Row, dict[str, Any]]]:
         """Every recorded result with its stored JSON result, ordered by student and file."""
-        query = ("SELECT student, assignment, submission, sha256, status, score, max_score, "
-                 "graded_at, result FROM results")
+        return [(Row(*row[:-1]), json.loads(row[-1]))
+                for row in self._select(ROW_COLUMNS + ", result", assignment)]
+
+    def _select(self, columns: str, assignment: str | None) -> list[tuple[Any, ...]]:
+        query = f"SELECT {columns} FROM results"
         args: tuple[str, ...] = ()
         if assignment:
             query += " WHERE assignment = ?"
             args = (assignment,)
         with self._connect() as db:
-            found = db.execute(query + " ORDER BY student, assignment, submission",
-                               args).fetchall()
-        return [(Row(*row[:-1]), json.loads(row[-1])) for row in found]
+            return db.execute(query + " ORDER BY student, assignment, submission",
+                              args).fetchall()
 
     def results(self) -> list[dict[str, object]]:
         """The stored JSON results."""
@@ -131,6 +145,15 @@ class Gradebook:
             found = db.execute("SELECT result FROM results ORDER BY student, assignment, "
                                "submission").fetchall()
         return [json.loads(stored) for (stored,) in found]
+
+
+def _row(student: str, submission: str, result: Result) -> tuple[object, ...]:
+    """A result as a row of the table; the names and the result's text are stored `clean`,
+    as every reader of the file will show them."""
+    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return (text.one_line(student), result.assignment, text.one_line(submission),
+            result.sha256, result.status.value, result.score, result.max_score,
+            json.dumps(json_report.to_dict(result), sort_keys=True), stamp)
 
 
 def existing(folder: Path) -> Gradebook:
