@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import copy
 import hashlib
 from collections.abc import Iterable
 
@@ -85,8 +84,9 @@ class _Normalise(ast.NodeTransformer):
 
 
 def of(definition: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> Fingerprint:
-    """The fingerprint of one definition."""
-    tree = _Normalise().visit(copy.deepcopy(definition))
+    """The fingerprint of one definition, normalised in place: pass a tree of your own (a
+    copy would cost more than the whole rest of it)."""
+    tree = _Normalise().visit(definition)
     dumped = ast.dump(tree, annotate_fields=False, include_attributes=False)
     return Fingerprint(hashlib.sha256(dumped.encode()).hexdigest()[:32],
                        sum(1 for _ in ast.walk(tree)))
@@ -96,6 +96,7 @@ def fingerprints(submission: Submission, names: Iterable[str]) -> dict[str, Fing
     """For each name, the fingerprint of its last top-level definition (the one that is
     called at the end of the notebook), or None when the source never defines it there."""
     wanted = set(names)
+    # `top_level` parses afresh: the trees are ours to normalise in place.
     found: dict[str, Fingerprint | None] = dict.fromkeys(wanted)
     last: dict[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef] = {}
     for statement in top_level(submission):
