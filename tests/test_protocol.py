@@ -52,16 +52,45 @@ def test_anything_but_plain_numeric_data_arrives_as_its_type_name():
     assert all(isinstance(v, Unsupported) for v in value)
 
 
-def _frame(header: dict, blobs: list[bytes]) -> io.BytesIO:
-    head = json.dumps(dict(header, blobs=[len(b) for b in blobs])).encode()
-    return io.BytesIO(protocol.LENGTH.pack(len(head)) + head + b"".join(blobs))
+def _frame(header: dict, blobs: list[tuple[list, bytes]]) -> io.BytesIO:
+    """A frame as student code could forge it: each blob its [dtype, shape] and bytes."""
+    head = json.dumps(dict(header, blobs=[layout for layout, _ in blobs],
+                           data=sum(len(b) for _, b in blobs))).encode()
+    return io.BytesIO(protocol.LENGTH.pack(len(head)) + head + b"".join(b for _, b in blobs))
 
 
-def test_pickled_arrays_are_refused():
-    buffer = io.BytesIO()
-    np.save(buffer, np.array([{"a": 1}], dtype=object), allow_pickle=True)
-    with pytest.raises(ProtocolError, match="not valid .npy data"):
-        protocol.unpack(_frame({"value": {"$a": 0}}, [buffer.getvalue()]), 1 << 20)
+@pytest.mark.parametrize("layout, message", [
+    (["|O", [1]], "array of dtype object is not numeric"),
+    (["<U1", [2]], "array of dtype <U1 is not numeric"),
+    (["<M8[s]", [1]], "is not numeric"),
+    (["i4,i4", [1]], "is not numeric"),
+    (["(2,)<i4", [1]], "is not numeric"),
+    (["no such", [1]], "array of unknown dtype"),
+    (["<f8", [-1]], "malformed array layout"),
+    (["<f8", [1.5]], "malformed array layout"),
+    (["<f8", [1] * 40], "malformed array layout"),
+    (["<f8" * 5, [1]], "malformed array layout"),
+    (["<f8"], "malformed array layout"),
+    (["<f8", [1 << 40, 1 << 40]], "over the 1048576 byte limit"),
+])
+def test_arrays_that_are_not_plain_numbers_or_lie_about_their_size_are_refused(layout, message):
+    with pytest.raises(ProtocolError, match=message):
+        protocol.unpack(_frame({"value": {"$a": 0}}, [(layout, bytes(16))]), 1 << 20)
+
+
+def test_an_array_that_lies_about_its_size_is_refused():
+    with pytest.raises(ProtocolError, match="do not add up"):
+        protocol.unpack(_frame({"value": {"$a": 0}}, [(["<f8", [4]], bytes(16))]), 1 << 20)
+
+
+def test_arrays_keep_dtype_byte_order_and_shape_and_can_be_written():
+    values = (np.arange(6, dtype=">i4").reshape(2, 3), np.array(2.5), np.zeros((0, 3)),
+              np.array([True, False]), np.array([1 + 2j]))
+    _, decoded = roundtrip(values)
+    for sent, got in zip(values, decoded, strict=True):
+        assert (got.dtype, got.shape) == (sent.dtype, sent.shape)
+        assert np.array_equal(got, sent)
+    decoded[0][0, 0] = 7  # the grader's own copy
 
 
 @pytest.mark.parametrize("frame, message", [
@@ -96,11 +125,9 @@ def test_truncated_frame_is_end_of_file():
 ])
 def test_a_forged_frame_cannot_make_the_grader_copy_or_recurse(value, problem):
     # A worker's student code can write any frame: it must not cost the grader memory or crash.
-    blob = protocol._array_bytes(np.arange(8.0))
-    header = json.dumps({"status": "ok", "value": value, "blobs": [len(blob)]}).encode()
-    frame = protocol.LENGTH.pack(len(header)) + header + blob
+    frame = _frame({"status": "ok", "value": value}, [(["<f8", [8]], np.arange(8.0).tobytes())])
     with pytest.raises(protocol.ProtocolError, match=problem):
-        protocol.unpack(io.BytesIO(frame), 1 << 20)
+        protocol.unpack(frame, 1 << 20)
 
 
 def test_a_header_nested_past_the_parser_is_a_protocol_error():

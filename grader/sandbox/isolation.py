@@ -17,6 +17,7 @@ required: a worker that cannot get them is refused (`SandboxError`), never start
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import random
 import shutil
@@ -154,8 +155,10 @@ def _python_paths() -> list[str]:
     return paths
 
 
-def visible() -> tuple[list[str], list[str]]:
-    """What the worker's root holds besides the grader package: (binds, links).
+@functools.cache
+def visible() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What the worker's root holds besides the grader package: (binds, links), found once
+    per process (the system's folders and the interpreter's do not move while it grades).
 
     Binds are the real paths of what is granted, bound read-only at the same place. Links are
     the symbolic links on the way to them (`/lib -> usr/lib`, a venv's `bin/python`),
@@ -172,7 +175,7 @@ def visible() -> tuple[list[str], list[str]]:
             if os.path.islink(step):
                 links[step] = None
         binds[os.path.realpath(path)] = None
-    return list(binds), list(links)
+    return tuple(binds), tuple(links)
 
 
 def plan(home: Path, tmp_bytes: int, uid: int | None, cgroup: Path | None,
@@ -184,7 +187,8 @@ def plan(home: Path, tmp_bytes: int, uid: int | None, cgroup: Path | None,
     """
     binds, links = visible()
     # The new root is built beside, not on, the folder that holds the writable ones.
-    return {"root": str(home / "root"), "binds": binds, "links": links, "tmp_bytes": tmp_bytes,
+    return {"root": str(home / "root"), "binds": list(binds), "links": list(links),
+            "tmp_bytes": tmp_bytes,
             "package": str(PACKAGE_DIR), "package_entries": list(PACKAGE_ENTRIES),
             "writable": [str(path) for path in writable],
             "uid": uid, "gid": uid, "lock": uid is None and os.geteuid() != 0,

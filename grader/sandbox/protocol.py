@@ -1,14 +1,15 @@
-"""Messages between the grader and its worker: JSON headers plus raw .npy arrays, never pickles.
+"""Messages between the grader and its worker: JSON headers plus raw numeric arrays, never pickles.
 
-A frame is a 4-byte big-endian length, a UTF-8 JSON header, then the arrays the header lists,
-each as the bytes of an .npy file written with `allow_pickle=False`. Decoding refuses object
-arrays, subclasses cannot survive the trip, and every size is capped before it is read.
+A frame is a 4-byte big-endian length, a UTF-8 JSON header, then the raw bytes of the arrays
+the header lists, each as `[dtype, shape]` (`["<f8", [3, 4]]`), "data" bytes in all.
+Decoding accepts only plain numeric dtypes (no object, string, structured or datetime data),
+subclasses cannot survive the trip, and every size is checked against its dtype and shape and
+capped before it is read.
 """
 
 from __future__ import annotations
 
 import enum
-import io
 import json
 import os
 import select
@@ -24,6 +25,8 @@ NUMERIC_KINDS = "biufc"
 MAX_DEPTH = 8
 MAX_NODES = 4096
 INT64 = 1 << 63
+MAX_DTYPE = 8
+MAX_DIMENSIONS = 32
 
 
 class Reply(str, enum.Enum):
@@ -147,20 +150,14 @@ class Unsupported:
         return f"<{self.type_name}>"
 
 
-def _array_bytes(array: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    np.lib.format.write_array(buffer, array, allow_pickle=False)
-    return buffer.getvalue()
-
-
 def pack(header: dict[str, Any], value: Any = None) -> bytes:
     """Serialise a header and an optional value into one frame."""
     arrays: list[np.ndarray] = []
     body = dict(header, value=encode(value, arrays))
-    blobs = [_array_bytes(array) for array in arrays]
-    body["blobs"] = [len(blob) for blob in blobs]
+    body["blobs"] = [[array.dtype.str, list(array.shape)] for array in arrays]
+    body["data"] = sum(array.nbytes for array in arrays)
     head = json.dumps(body, allow_nan=False).encode()
-    return LENGTH.pack(len(head)) + head + b"".join(blobs)
+    return LENGTH.pack(len(head)) + head + b"".join(array.tobytes() for array in arrays)
 
 
 def _read_exactly(stream: BinaryIO, size: int) -> bytes:
@@ -185,23 +182,42 @@ def unpack(stream: BinaryIO, max_bytes: int) -> tuple[dict[str, Any], Any]:
         raise ProtocolError(f"header is not usable JSON: {type(exc).__name__}") from None
     if not isinstance(header, dict):
         raise ProtocolError("header is not an object")
-    sizes = header.pop("blobs", [])
-    if not isinstance(sizes, list) or not all(isinstance(s, int) and s >= 0 for s in sizes):
-        raise ProtocolError("malformed blob sizes")
-    if sum(sizes) > max_bytes:
-        raise ProtocolError(f"{sum(sizes)} bytes of arrays are over the {max_bytes} byte limit")
-    arrays = [_read_array(_read_exactly(stream, s)) for s in sizes]
+    layouts = [_layout(entry) for entry in _list(header.pop("blobs", []))]
+    total = sum(size for _, _, size in layouts)
+    if total > max_bytes:
+        raise ProtocolError(f"{total} bytes of arrays are over the {max_bytes} byte limit")
+    if header.pop("data", 0) != total:
+        raise ProtocolError("the arrays' sizes do not add up to the frame's data")
+    arrays = [np.frombuffer(bytearray(_read_exactly(stream, size)), dtype).reshape(shape)
+              for dtype, shape, size in layouts]
     return header, decode(header.pop("value", None), arrays)
 
 
-def _read_array(blob: bytes) -> np.ndarray:
+def _list(entries: Any) -> list[Any]:
+    if not isinstance(entries, list) or len(entries) > MAX_NODES:
+        raise ProtocolError("malformed array list")
+    return entries
+
+
+def _layout(entry: Any) -> tuple[np.dtype[Any], tuple[int, ...], int]:
+    """An array's (dtype, shape, size in bytes) from its `[dtype, shape]` entry, refused
+    unless the dtype is plain numeric data and the shape a few non-negative integers."""
+    if (not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[0], str)
+            or len(entry[0]) > MAX_DTYPE or not isinstance(entry[1], list)
+            or len(entry[1]) > MAX_DIMENSIONS
+            or not all(type(n) is int and 0 <= n < INT64 for n in entry[1])):
+        raise ProtocolError("malformed array layout")
     try:
-        array = np.lib.format.read_array(io.BytesIO(blob), allow_pickle=False)
-    except (ValueError, OSError, EOFError) as exc:
-        raise ProtocolError(f"array is not valid .npy data: {exc}") from None
-    if array.dtype.kind not in NUMERIC_KINDS:
-        raise ProtocolError(f"array of dtype {array.dtype} is not numeric")
-    return array
+        dtype = np.dtype(entry[0])
+    except (TypeError, ValueError, SyntaxError) as exc:
+        raise ProtocolError(f"array of unknown dtype {entry[0][:MAX_DTYPE]!r} ({exc})") from None
+    if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None or dtype.subdtype:
+        raise ProtocolError(f"array of dtype {dtype} is not numeric")
+    shape = tuple(entry[1])
+    size = dtype.itemsize
+    for length in shape:
+        size *= length  # Python ints: no overflow, and the sum is capped before any read
+    return dtype, shape, size
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -263,10 +279,7 @@ def read_frame(fd: int, deadline: float, max_bytes: int) -> bytes:
     # The worker runs this in the student's process, where builtins such as max() or
     # isinstance() may have been replaced: only len(), int() and str methods are used.
     try:
-        sizes = json.loads(bytes(buffer[start:]).decode()).get("blobs", [])
-        blobs = 0
-        for item in sizes:
-            blobs += int(item)
+        blobs = int(json.loads(bytes(buffer[start:]).decode()).get("data", 0))
     except (ValueError, AttributeError, TypeError):
         return bytes(buffer)  # unpack() names the problem
     fill(start + size + (blobs if 0 <= blobs <= max_bytes else 0 if blobs < 0
