@@ -45,6 +45,13 @@ def _from_file(path: Path) -> Assignment:
     return _from_module(module, str(path))
 
 
+def from_file(path: Path) -> Assignment:
+    """The assignment a declaration file defines, validated (before it is registered)."""
+    assignment = _from_file(path)
+    validate(assignment, str(path))
+    return assignment
+
+
 def validate(assignment: Assignment, origin: str) -> None:
     """Raise SpecError naming what is inconsistent in a declaration."""
     names = [exercise.name for exercise in assignment.exercises]
