@@ -57,10 +57,11 @@ class Claim:
 
 
 CLAIMS = (
-    Claim(re.compile(r"overflow|stabil|large values|large scores|huge|in the thousands", re.I),
+    Claim(re.compile(r"\boverflows?\b|\bstab\w*|\blarge (?:values|scores|inputs)|\bhuge\b|"
+                     r"\bin the thousands\b", re.I),
           lambda inputs: _largest(inputs) >= LARGE,
           f"no input reaches {LARGE:g} in magnitude, so exp() cannot overflow"),
-    Claim(re.compile(r"one token|single token|one position|single position|N = 1", re.I),
+    Claim(re.compile(r"\b(?:one|single) (?:token|position)\b|\bN = 1\b", re.I),
           _one_token, "no input has an axis of size 1"),
 )
 
@@ -158,9 +159,11 @@ def misconception_problems(exercise: Exercise, expected: Callable[[Case], Output
 
     invisible = {i for i in range(len(mistakes)) if not differs(i, None)}
     for i in sorted(invisible):
+        fix = (f"add a case with {mistakes[i].conditional}" if mistakes[i].conditional
+               else "fix its variant, or add a case on which it goes wrong")
         found.append(Problem(exercise.name, f"the misconception '{mistakes[i].id}' returns what "
-                             "the solution returns on every case, so no case can recognise it; "
-                             "fix its variant, or add a case on which it goes wrong"))
+                             f"the solution returns on every case, so no case can recognise it; "
+                             f"{fix}"))
     for i, j in combinations(range(len(mistakes)), 2):
         if mistakes[i].id != mistakes[j].id and not {i, j} & invisible and not differs(i, j):
             found.append(Problem(exercise.name, f"the misconceptions '{mistakes[i].id}' and "
