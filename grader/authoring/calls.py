@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,19 +92,26 @@ class Calls:
     """Function name -> calls whose arguments are not numbers, arrays or None (left out)."""
 
 
-def _wrapped(source: str, names: set[str]) -> str:
+def _wrapped(source: str, names: set[str]) -> tuple[str, list[int]]:
     """A cell with `name = record(name, "name")` after each statement that defines a graded
-    function (classes are not recorded: a case of a class needs its weights)."""
+    function (classes are not recorded: a case of a class needs its weights), and the lines
+    (1-based, of the new cell) that were added."""
     try:
         tree = ast.parse(loading.to_python(source))
     except (SyntaxError, ValueError):
-        return source
+        return source, []
     lines = loading.to_python(source).splitlines()
-    for node in reversed(tree.body):
-        if isinstance(node, ast.FunctionDef) and node.name in names:
-            line = f'{node.name} = {RECORD}({node.name}, "{node.name}")'
-            lines.insert(node.end_lineno or node.lineno, line)
-    return "\n".join(lines) + "\n"
+    defined = sorted((node.end_lineno or node.lineno, node.name) for node in tree.body
+                     if isinstance(node, ast.FunctionDef) and node.name in names)
+    for end, name in reversed(defined):
+        lines.insert(end, f'{name} = {RECORD}({name}, "{name}")')
+    return "\n".join(lines) + "\n", [end + i + 1 for i, (end, _) in enumerate(defined)]
+
+
+def _located(message: str, added: list[int]) -> str:
+    """A cell's message with its line numbers as the master's cell has them."""
+    return re.sub(r"\bline (\d+)", lambda m: "line " + str(
+        int(m.group(1)) - sum(line < int(m.group(1)) for line in added)), message)
 
 
 def _same(a: Inputs, b: Inputs) -> bool:
@@ -116,7 +124,8 @@ def record(master: Master) -> Calls:
     """Run the master in the sandbox and return the calls it makes; SpecError when a cell of
     it fails, naming the cell."""
     names = {graded.name for graded in master.graded}
-    cells = [PRELUDE] + [_wrapped(source, names) for source in master.code_cells]
+    wrapped = [_wrapped(source, names) for source in master.code_cells]
+    cells = [PRELUDE] + [source for source, _ in wrapped]
     notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
         {"cell_type": "code", "id": f"c{i}", "metadata": {}, "outputs": [],
          "execution_count": None, "source": source} for i, source in enumerate(cells)]}
@@ -130,9 +139,10 @@ def record(master: Master) -> Calls:
         with Session(LIMITS) as session:
             for result in session.run(submission):
                 if result.status not in (Status.OK, Status.SKIPPED):
+                    message = _located(result.message, wrapped[result.index - 2][1])
                     raise SpecError(f"{master.path}: code cell {result.index - 1} "
-                                    f"{result.status.value}: {result.message}; fix the master "
-                                    "so that it runs from top to bottom")
+                                    f"{result.status.value}: {message}; fix the master so "
+                                    "that it runs from top to bottom")
             outcome = session.call(CALLS, "function", (), {}, None)
     if outcome.status is not Status.PASSED or not isinstance(outcome.value, list):
         raise SpecError(f"{master.path}: its calls could not be read back ({outcome.message})")
