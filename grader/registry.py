@@ -13,6 +13,7 @@ import importlib
 import importlib.util
 import os
 import pkgutil
+from datetime import datetime
 from functools import cache
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -54,6 +55,10 @@ def from_file(path: Path) -> Assignment:
 
 def validate(assignment: Assignment, origin: str) -> None:
     """Raise SpecError naming what is inconsistent in a declaration."""
+    after = assignment.show_hidden_after
+    if after is not None and (not isinstance(after, datetime) or after.tzinfo is None):
+        raise SpecError(f"{origin}: show_hidden_after of {assignment.name} needs a time zone; "
+                        "write datetime(2025, 6, 1, 18, 0, tzinfo=timezone.utc)")
     names = [exercise.name for exercise in assignment.exercises]
     if len(set(names)) != len(names):
         raise SpecError(f"{origin}: {assignment.name} declares an exercise twice")
