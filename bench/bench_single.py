@@ -1,4 +1,5 @@
-"""How long one seed-sized notebook takes: grade (in process and whole command) vs nbconvert.
+"""How long one seed-sized notebook takes: a worker's start, grading in process with each
+engine, the whole `grade run` command, and nbconvert (the peers' engine).
 
 Run: python3 bench/bench_single.py [NOTEBOOK] [--repeat N]
 Prints medians measured in the same run, and their ratios; machines are noisy, ratios less so.
@@ -11,18 +12,37 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ROOT / "tests" / "corpus" / "udl_attention" / "loops.ipynb"
 
 
-def median_seconds(action, repeat: int) -> float:
+def median_seconds(action: Callable[[], object], repeat: int) -> float:
     times = []
     for _ in range(repeat):
         started = time.perf_counter()
         action()
         times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def worker_start(engine: str, preload: tuple[str, ...], repeat: int) -> float:
+    """Median seconds from asking for a worker to its answer to `hello` (confined, numpy
+    imported): what each submission pays before its first cell runs."""
+    from grader.sandbox import zygote
+    from grader.sandbox.session import SandboxConfig, Session
+
+    with zygote.kept(), Session(SandboxConfig(preload=preload, engine=engine)) as session:
+        session._start_worker()  # the zygote (and the machine's caches) warm
+        session.transport.stop()
+        times = []
+        for _ in range(repeat):
+            started = time.perf_counter()
+            session._start_worker()
+            times.append(time.perf_counter() - started)
+            session.transport.stop()
     return statistics.median(times)
 
 
@@ -33,21 +53,36 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from grader import grading, registry
+    from grader.sandbox import zygote
 
     assignment = registry.get(grading.infer_assignment(args.notebook) or "udl_attention")
-    result = grading.grade(args.notebook, assignment)
-    print(f"{args.notebook.name}: {result.score:g}/{result.max_score:g}")
+    start = {engine: worker_start(engine, assignment.requires, args.repeat * 4)
+             for engine in ("fast", "fresh")}
+    print(f"worker start, median of {args.repeat * 4}: zygote fork {start['fast'] * 1000:.0f} ms,"
+          f" fresh interpreter {start['fresh'] * 1000:.0f} ms "
+          f"({start['fresh'] / start['fast']:.1f}x)")
 
-    in_process = median_seconds(lambda: grading.grade(args.notebook, assignment), args.repeat)
+    in_process = {}
+    for engine in ("fast", "fresh", "kernel"):
+        options = grading.Options(engine=engine)
+        with zygote.kept():  # one zygote for the run, as a batch keeps it
+            result = grading.grade(args.notebook, assignment, options)
+            in_process[engine] = median_seconds(
+                lambda options=options: grading.grade(args.notebook, assignment, options),
+                args.repeat)
+        print(f"grade, in process, --engine {engine:6} (median of {args.repeat}): "
+              f"{in_process[engine]:.3f} s  [{result.score:g}/{result.max_score:g}, "
+              f"worker {result.worker}]")
     command = median_seconds(lambda: subprocess.run(
         [sys.executable, "-m", "grader", "run", str(args.notebook)], check=False,
         capture_output=True, cwd=ROOT), args.repeat)
     nbconvert = median_seconds(lambda: subprocess.run(
         [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
          "--stdout", str(args.notebook)], check=True, capture_output=True), args.repeat)
-    print(f"grade, in process (median of {args.repeat}):   {in_process:.3f} s")
     print(f"grade run, whole command:             {command:.3f} s")
     print(f"jupyter nbconvert --execute:          {nbconvert:.3f} s")
+    print(f"ratio fresh / fast, in process:       {in_process['fresh'] / in_process['fast']:.1f}x")
+    print(f"ratio kernel / fast, in process:      {in_process['kernel'] / in_process['fast']:.1f}x")
     print(f"ratio nbconvert / grade run command:  {nbconvert / command:.1f}x")
 
 

@@ -19,6 +19,7 @@ from grader.report import json as json_report
 from grader.report import terminal
 from grader.sandbox import zygote
 from grader.sandbox.limits import Limits
+from grader.sandbox.session import Engine, OnError
 
 MAX_SUMMARY = 1 << 20
 
@@ -298,13 +299,15 @@ def _add_grading_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_engine_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--on-error", choices=grading.ON_ERROR, default="statement",
+    parser.add_argument("--on-error", choices=[o.value for o in OnError], default="statement",
                         help="after a failing statement: go on with the next statement "
                         "(default), skip the rest of the cell, or stop like Jupyter's Run All")
-    parser.add_argument("--engine", choices=grading.ENGINES, default="fast",
-                        help="fast (default): a fresh confined interpreter per submission, forked "
-                        "for each call of an exercise; kernel: a real Jupyter kernel, confined "
-                        "alike")
+    parser.add_argument("--engine", choices=[e.value for e in Engine], default="fast",
+                        help="fast (default): each submission's worker is a fork of a warm "
+                        "zygote interpreter that has numpy imported (a fresh interpreter where "
+                        "Linux namespaces are not available), and each call of an exercise a "
+                        "fork of that worker; fresh: a fresh interpreter per submission; "
+                        "kernel: a real Jupyter kernel. All three are confined alike")
 
 
 def build_parser() -> argparse.ArgumentParser:

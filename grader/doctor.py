@@ -12,7 +12,7 @@ from grader.errors import GraderError
 from grader.model import Cell, Statement, Submission
 from grader.sandbox import isolation
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import Session
+from grader.sandbox.session import SandboxConfig, Session
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ def _worker() -> Finding:
     """Start a worker, run one statement, and say how it was isolated."""
     cell = Cell(1, "pass", (Statement(0, 1),))
     try:
-        with Session(Limits(cell_timeout=30)) as session:
+        with Session(SandboxConfig(Limits(cell_timeout=30))) as session:
             session.run(Submission("doctor", "module", (cell,)))
             return Finding(True, f"a worker started: {session.isolation}")
     except GraderError as exc:

@@ -42,12 +42,10 @@ from grader.model import (
 )
 from grader.sandbox import zygote
 from grader.sandbox.limits import Limits, cap
-from grader.sandbox.session import NOT_IMPLEMENTED, Session
+from grader.sandbox.session import NOT_IMPLEMENTED, Engine, OnError, SandboxConfig, Session
 
-ENGINES = ("fast", "kernel")
 LATE = ("passes right after the cell that defines it, but not at the end of the notebook: a "
         "later cell changes something it uses")
-ON_ERROR = ("statement", "cell", "stop")
 
 
 @dataclass(frozen=True)
@@ -56,12 +54,14 @@ class Options:
 
     limits: Limits = field(default_factory=Limits)
     """Time, memory and output limits of the student's code."""
-    on_error: str = "statement"
+    on_error: OnError = OnError.STATEMENT
     """After a failing statement: go on ("statement"), skip the rest of the cell ("cell", as
     when cells are run one by one in Jupyter) or stop everything ("stop", as Run All does)."""
-    engine: str = "fast"
-    """"fast" (a fresh confined interpreter per submission that runs the cells, forked for
-    each call of an exercise) or "kernel" (a real Jupyter kernel through nbclient)."""
+    engine: Engine = Engine.FAST
+    """"fast" (each submission's worker is a fork of a warm zygote interpreter, or a fresh
+    interpreter where no zygote can be had; the cells run in it, and each call of an exercise
+    runs in a fork of it), "fresh" (a fresh interpreter per submission) or "kernel" (a real
+    Jupyter kernel through nbclient)."""
     public_only: bool = False
     """Grade the public cases only, against the references shipped in the package."""
     clock: disclosure.Clock = disclosure.wall_clock
@@ -153,6 +153,7 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None,
                     score=score, max_score=max_score,
                     duration_s=round(time.monotonic() - started, 3), cells=cells,
                     exercises=exercises, isolation=session.isolation, output=output,
+                    worker=session.worker.value,
                     public_only=options.public_only, sha256=submission.sha256)
     return disclosure.disclose(result, assignment, options.clock())
 
@@ -186,20 +187,16 @@ def _located(results: tuple[CellResult, ...], submission: Submission
 
 def _session(submission: Submission, assignment: Assignment, options: Options,
              started: float) -> Session:
-    if options.engine not in ENGINES:
-        raise UsageError(f"unknown engine {options.engine!r}; use one of {', '.join(ENGINES)}")
-    if options.on_error not in ON_ERROR:
-        raise UsageError(f"unknown --on-error {options.on_error!r}; use one of "
-                         f"{', '.join(ON_ERROR)}")
-    module_name = "__main__" if submission.kind == "notebook" else "submission"
-    watch = tuple(exercise.name for exercise in assignment.exercises)
-    if options.engine == "kernel":
-        from grader.sandbox.kernel import KernelSession
-
-        return KernelSession(options.limits, assignment.requires, module_name,
-                             options.on_error, watch, started)
-    return Session(options.limits, assignment.requires, module_name, options.on_error, watch,
-                   started)
+    try:
+        config = SandboxConfig(
+            limits=options.limits, preload=assignment.requires,
+            module_name="__main__" if submission.kind == "notebook" else "submission",
+            on_error=options.on_error, engine=options.engine,
+            watch=tuple(exercise.name for exercise in assignment.exercises))
+    except ValueError as exc:
+        raise UsageError(f"{exc}; use --engine {'|'.join(e.value for e in Engine)} and "
+                         f"--on-error {'|'.join(o.value for o in OnError)}") from None
+    return Session(config, started)
 
 
 @dataclass(frozen=True)

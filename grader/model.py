@@ -393,6 +393,10 @@ class Result:
     """One per exercise of the assignment."""
     isolation: str = ""
     """How strongly the student's code was isolated."""
+    worker: str = ""
+    """How its worker was started: "zygote" (a fork of the warm interpreter, the default),
+    "fresh" (a fresh interpreter: `--engine fresh`, or where no zygote can be had) or
+    "kernel" (`--engine kernel`); empty when nothing ran."""
     output: str = ""
     """What the student's code printed, capped."""
     public_only: bool = False

@@ -25,7 +25,7 @@ from grader import loading
 from grader.errors import ReferencesError, SubmissionError
 from grader.model import Assignment, Status, Visibility
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import Session
+from grader.sandbox.session import SandboxConfig, Session
 
 SCHEMA = "grader.references/1"
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -119,7 +119,7 @@ def compute(assignment: Assignment, solution: Path | None = None
     except SubmissionError as exc:
         raise ReferencesError(exc.message) from None
     outputs: dict[tuple[str, str], Outputs] = {}
-    with Session(LIMITS, assignment.requires, "solution") as session:
+    with Session(SandboxConfig(LIMITS, assignment.requires, "solution")) as session:
         for cell in session.run(module):
             if cell.status not in (Status.OK, Status.SKIPPED):
                 raise ReferencesError(f"{path}: {cell.message}; fix the solution")

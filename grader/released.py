@@ -10,7 +10,7 @@ pickles; the rest is JSON. `check()` reads it when the assignment is not in the 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +67,9 @@ def write(path: Path, assignment: Assignment, public: References) -> None:
     np.savez_compressed(path, **arrays)  # type: ignore[arg-type]
 
 
-def _fixed(inputs: Inputs):  # type: ignore[no-untyped-def]
+def _fixed(inputs: Inputs) -> Callable[[np.random.Generator], Inputs]:
+    """Stored inputs as a case's generator: fresh copies of the arrays at each call."""
+
     def make(rng: np.random.Generator) -> Inputs:
         return tuple(np.array(item) if isinstance(item, np.ndarray) else item
                      for item in inputs)

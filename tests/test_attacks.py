@@ -20,7 +20,7 @@ from grader import batch, cli, grading, loading, registry
 from grader.model import Status
 from grader.sandbox import isolation
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import Session
+from grader.sandbox.session import SandboxConfig, Session
 from tests.conftest import ROOT, processes, survivors
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=3, call_timeout=3, memory_mb=1024))
@@ -394,7 +394,7 @@ def softmax(x):
     options = grading.Options(limits=Limits(cell_timeout=5, call_timeout=20, memory_mb=300))
     path = tmp_path / "mem_attention_basics.py"
     path.write_text(HONEST + attack)
-    with Session(options.limits, ("numpy",), watch=("softmax",)) as session:
+    with Session(SandboxConfig(options.limits, ("numpy",), watch=("softmax",))) as session:
         session.run(loading.load(path))
         outcome = session.call("softmax", "function", (np.zeros(3),), {}, None)
         isolation_text = session.isolation
@@ -483,7 +483,8 @@ def test_concurrent_workers_never_share_a_user_id(tmp_path):
     source = "import os\ndef softmax(x):\n    return np.array([float(os.getuid())])\n"
     path = tmp_path / "uid_attention_basics.py"
     path.write_text(HONEST + source)
-    sessions = [Session(OPTIONS.limits, ("numpy",), watch=("softmax",)) for _ in range(3)]
+    sessions = [Session(SandboxConfig(OPTIONS.limits, ("numpy",), watch=("softmax",)))
+                for _ in range(3)]
     uids = []
     for session in sessions:
         session.run(loading.load(path))

@@ -14,8 +14,9 @@ def test_this_machine_confines_student_code():
     assert cli.run(["doctor"], out, io.StringIO()) == 0
     text = out.getvalue()
     assert "ok  new PID, network, IPC, UTS and mount namespaces: allowed" in text
-    assert "ok  a worker started: a separate process with resource limits; its own PID, " \
-           "network and IPC namespaces" in text
+    assert "ok  a worker started: a separate process with resource limits; started as a fork "\
+           "of a warm zygote interpreter that never ran student code or loaded a reference; its "\
+           "own PID, network and IPC namespaces" in text
     assert text.endswith("Student code here runs confined: namespaces, a private read-only "
                          "root and no network.\n")
     if os.geteuid() == 0:

@@ -9,13 +9,13 @@ from grader import loading
 from grader.model import Status
 from grader.sandbox.limits import Limits
 from grader.sandbox.protocol import Unsupported
-from grader.sandbox.session import Session
+from grader.sandbox.session import SandboxConfig, Session
 
 LIMITS = Limits(cell_timeout=1, call_timeout=1, memory_mb=1024)
 
 
 def run(make_submission, cells, **kwargs):
-    session = Session(LIMITS, watch=("f",), **kwargs)
+    session = Session(SandboxConfig(LIMITS, watch=("f",), **kwargs))
     results = session.run(loading.load(make_submission(cells)))
     return session, results
 
@@ -98,7 +98,7 @@ def test_a_later_redefinition_replaces_the_snapshot(make_submission):
 
 
 def test_submission_deadline_stops_everything(make_submission):
-    session = Session(Limits(cell_timeout=5, call_timeout=1, submission_timeout=1))
+    session = Session(SandboxConfig(Limits(cell_timeout=5, call_timeout=1, submission_timeout=1)))
     with session:
         cells = session.run(loading.load(make_submission(["import time\ntime.sleep(3)",
                                                            "x = 1"])))
@@ -134,7 +134,7 @@ def test_only_the_sandbox_part_of_the_grader_package_is_there(make_submission):
     with session:
         outcome = session.call("f", "function", (0,), {}, None)
     assert outcome.value == ["__init__.py", "sandbox"]
-    with Session(LIMITS, watch=("f",)) as session:
+    with Session(SandboxConfig(LIMITS, watch=("f",))) as session:
         session.run(loading.load(make_submission(
             ["def f(x):\n    import grader.references\n    return 1"], name="bob")))
         outcome = session.call("f", "function", (0,), {}, None)

@@ -1,11 +1,10 @@
-"""The zygote prototype (#11): workers forked from one warm interpreter keep every isolation
+"""The zygote (#11): workers forked from one warm interpreter keep every isolation
 property of a fresh one. Each test asserts that the zygote did run, so it fails without it."""
 
 from __future__ import annotations
 
 import os
 import signal
-import statistics
 import threading
 import time
 from pathlib import Path
@@ -17,7 +16,8 @@ from grader import loading
 from grader.model import Status
 from grader.sandbox import isolation, zygote
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import Session
+from grader.sandbox.session import SandboxConfig, Session
+from grader.sandbox.transport import Worker
 
 from .conftest import processes, survivors
 
@@ -28,12 +28,20 @@ pytestmark = pytest.mark.skipif(not isolation.offered().namespaces,
                                 reason="a zygote needs namespaces")
 
 
+@pytest.fixture(autouse=True)
+def one_run():
+    """Each test is one grading run: its submissions share a zygote, as a batch's do."""
+    with zygote.kept():
+        yield
+
+
 def grade(make_submission, cells, name):
     """Run a notebook in a zygote worker; (results, output, isolation, zygote pid)."""
-    with Session(LIMITS, preload=PRELOAD, zygote=True) as session:
+    with Session(SandboxConfig(LIMITS, preload=PRELOAD)) as session:
         results = session.run(loading.load(make_submission(cells, name=name)))
         output = session.captured_output()
         described = session.isolation
+        assert session.worker is Worker.ZYGOTE
     return results, output, described, zygote.client(isolation.offered(), PRELOAD).zygote_pid
 
 
@@ -136,7 +144,7 @@ def test_a_killed_zygote_is_started_again_and_the_batch_goes_on(make_submission)
     assert second != first
     assert [r.status for r in results] == [Status.OK] and zygote.STARTED in described
     # Killed in the middle of a submission: its statement is lost, the rest goes on.
-    with Session(LIMITS, preload=PRELOAD, zygote=True, watch=("f",)) as session:
+    with Session(SandboxConfig(LIMITS, preload=PRELOAD, watch=("f",))) as session:
         path = make_submission(["import time\nk = 3", "time.sleep(2)",
                                 "def f(x):\n    return x + k"], name="c")
         killer = threading.Timer(1.0, os.kill, (second, signal.SIGKILL))
@@ -155,30 +163,25 @@ def test_the_isolation_text_says_which_start_ran(make_submission):
     assert zygote.STARTED in described
     assert "its own PID, network and IPC namespaces" in described
     assert "a private read-only root" in described
-    with Session(LIMITS, preload=PRELOAD, zygote=False) as session:
+    with Session(SandboxConfig(LIMITS, preload=PRELOAD, engine="fresh")) as session:
         session.run(loading.load(make_submission(["x = 1"], name="b")))
         assert "zygote" not in session.isolation
+        assert session.worker is Worker.FRESH
 
 
-def _median_start(zygote_on: bool, samples: int) -> float:
-    times = []
-    with Session(LIMITS, preload=PRELOAD, zygote=zygote_on) as session:
-        session._start_worker()  # the zygote (and the machine's caches) warm
-        session._stop_worker()
-        for _ in range(samples):
-            started = time.perf_counter()
-            session._start_worker()  # up to the worker's answer to hello: ready to run
-            times.append(time.perf_counter() - started)
-            session._stop_worker()
-    return statistics.median(times)
-
-
-def test_timing_of_a_worker_start(capsys):
-    fresh = _median_start(False, 20)
-    forked = _median_start(True, 20)
-    with capsys.disabled():
-        print(f"\nmedian worker start over 20 (numpy preloaded, confined, up to hello): "
-              f"fresh interpreter {fresh * 1000:.0f} ms, zygote fork {forked * 1000:.0f} ms")
+def test_a_zygote_does_not_outlive_its_run(make_submission):
+    with zygote.kept():
+        _, _, _, pid = grade(make_submission, ["x = 1"], "a")
+        assert Path(f"/proc/{pid}").exists()
+    assert Path(f"/proc/{pid}").exists()  # the test's own run still holds it
+    zygote.release()  # end the test's run early: the last holder lets go
+    try:
+        deadline = time.monotonic() + 5
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not Path(f"/proc/{pid}").exists()
+    finally:
+        zygote.hold()  # the fixture's release() still comes
 
 
 def test_the_zygote_holds_nothing_of_the_grader():

@@ -23,7 +23,7 @@ from grader.authoring.master import Master
 from grader.errors import SpecError, SubmissionError
 from grader.model import Inputs, Status
 from grader.references import LIMITS
-from grader.sandbox.session import Session
+from grader.sandbox.session import SandboxConfig, Session
 
 MAX_CALLS = 200
 RECORD = "__grade_assign_record__"
@@ -136,7 +136,7 @@ def record(master: Master) -> Calls:
             submission = loading.load(path, LIMITS)
         except SubmissionError as exc:
             raise SpecError(f"{master.path}: {exc.message}") from None
-        with Session(LIMITS) as session:
+        with Session(SandboxConfig(LIMITS)) as session:
             for result in session.run(submission):
                 if result.status not in (Status.OK, Status.SKIPPED):
                     message = _located(result.message, wrapped[result.index - 2][1])

@@ -39,6 +39,7 @@ def to_dict(result: Result) -> dict[str, Any]:
                    "where": c.where} for c in result.cells],
         "exercises": [_exercise(e) for e in result.exercises],
         "public_only": result.public_only, "isolation": result.isolation,
+        "worker": result.worker,
         "sha256": result.sha256, "output": result.output,
         "grader_failed": result.grader_failed, "files": list(result.files),
         "show_hidden_after": result.show_hidden_after or None,

@@ -30,9 +30,12 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.v4 import new_code_cell, new_notebook
 
 from grader.errors import SandboxError
-from grader.model import Cell, Status
+from grader.model import Status
 from grader.sandbox import isolation, processes, protocol
-from grader.sandbox.session import Session, WorkerLost, decode_reply
+from grader.sandbox.limits import CappedOutput, Limits
+from grader.sandbox.protocol import Reply
+from grader.sandbox.resources import Extra, Resources
+from grader.sandbox.transport import Worker, WorkerLost, decode_reply, lost_by_exit
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 ANSWER = ("__import__('grader.sandbox.worker', fromlist=['kernel_answer']).kernel_answer("
@@ -57,70 +60,68 @@ class _Client(NotebookClient):
         of the code, as the fast engine (where clearing shows nothing) does."""
 
 
-class KernelSession(Session):
-    """A `Session` whose statements and calls run in an IPython kernel, confined like the
-    fast engine's worker: the kernel is started by `worker.kernel_main` in the same
-    namespaces, private root, user and cgroup, and talks over unix sockets in a folder that
-    is the only writable place it shares with the grader."""
+class KernelTransport:
+    """A `Transport` to an IPython kernel, confined like the fast engine's worker: the kernel
+    is started by `worker.kernel_main` in the same namespaces, private root, user and cgroup,
+    and talks over unix sockets in a folder that is the only writable place it shares with
+    the grader. A statement (`exec`) runs as a cell of its own; every other request is
+    answered by `worker.kernel_answer` inside the kernel, through a request and a reply file
+    in that folder."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    worker = Worker.KERNEL
+    started = "started as an IPython kernel (--engine kernel)"
+
+    def __init__(self, limits: Limits, output: CappedOutput) -> None:
+        self.limits = limits
+        self.output = output
         self._client: NotebookClient | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._shared: Path | None = None
         self._executed = 0
         self._nonce = ""
 
-    # ------------------------------------------------------------------ life cycle
+    @property
+    def alive(self) -> bool:
+        return self._client is not None
 
-    def _start_worker(self) -> None:
-        home = self._ensure_home()
-        shared = home / "kernel"  # connection file, sockets, request and reply files
+    def start(self, resources: Resources) -> bool:
+        home = resources.home
+        shared = self._shared = home / "kernel"  # connection file, sockets, request, reply
         shared.mkdir(exist_ok=True)
-        env = isolation.environment(home)
+        # The kernel's own threads reserve address space and count as processes.
+        env, confined = resources.environment(Extra(memory=KERNEL_OVERHEAD,
+                                                    processes=KERNEL_THREADS,
+                                                    writable=(shared,)))
         env["MALLOC_ARENA_MAX"] = "2"  # one 64 MiB arena per thread would eat the memory limit
-        limits = self._rlimits()
-        limits["memory"] += KERNEL_OVERHEAD  # the kernel's own threads reserve address space
-        limits["processes"] += KERNEL_THREADS  # and count as processes
-        env["GRADER_LIMITS"] = json.dumps(limits)
-        confinement = self._confinement(writable=(shared,))
-        if confinement is not None:
-            env["GRADER_CONFINE"] = json.dumps(confinement)
         specs = home / "kernels"
         (specs / SPEC).mkdir(parents=True, exist_ok=True)
         (specs / SPEC / "kernel.json").write_text(json.dumps({
-            "argv": [*isolation.command(self.offer, "kernel_main"), "-f", "{connection_file}",
-                     *KERNEL_OPTIONS],
+            "argv": [*isolation.command(resources.offer, "kernel_main"), "-f",
+                     "{connection_file}", *KERNEL_OPTIONS],
             "display_name": "attention-grader (confined)", "language": "python"}))
         manager = AsyncKernelManager(kernel_name=SPEC, transport="ipc", ip=str(shared / "socket"),
-                                connection_file=str(shared / "connection.json"),
-                                kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(specs)]))
+                                     connection_file=str(shared / "connection.json"),
+                                     kernel_spec_manager=KernelSpecManager(
+                                         kernel_dirs=[str(specs)]))
         client = _Client(new_notebook(), km=manager, timeout=self.limits.cell_timeout,
                          log=_QUIET, allow_errors=True, interrupt_on_timeout=True,
                          startup_timeout=60, resources={"metadata": {"path": str(home)}})
         self._client = client
         try:
-            client.start_new_kernel(cwd=str(home), env=env, stdin=_devnull(),
-                                    stderr=_devnull())
+            client.start_new_kernel(cwd=str(home), env=env, stdin=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
             client.start_new_kernel_client()
         except Exception as exc:  # it died at once: it could not be confined, or not start
-            self._stop_worker()
+            self.stop()
             raise SandboxError(f"the Jupyter kernel did not start ({type(exc).__name__}: "
                                f"{exc}); run `grade doctor`") from None
-        # The kernel's process, read by `Session._lost` as the fast engine's worker process.
+        # The kernel's process, whose exit status says how it died.
         process = getattr(manager.provisioner, "process", None)
         self._proc = process if isinstance(process, subprocess.Popen) else None
         self._executed = 0
-        reply, _ = self._request({"op": "hello", "preload": list(self.preload),
-                                  "watch": list(self.watch), "shell": False}, None, 60.0)
-        self._accept(reply, confinement is not None)
+        return confined
 
-    def _ensure_home(self) -> Path:
-        if self._home is None:
-            import tempfile
-
-            self._home = Path(tempfile.mkdtemp(prefix="grader-kernel-"))
-        return self._home
-
-    def _stop_worker(self) -> None:
+    def stop(self) -> None:
         client, self._client = self._client, None
         self._proc = None
         if client is None:
@@ -136,11 +137,39 @@ class KernelSession(Session):
         if pid:
             processes.kill_group(pid)
 
-    @property
-    def _alive(self) -> bool:
-        return self._client is not None
+    def close(self) -> None:
+        self.stop()
 
-    # ------------------------------------------------------------------ transport
+    def settle(self) -> None:
+        """Nothing to wait for: a statement's output arrives with its cell."""
+
+    def request(self, header: dict[str, Any], value: Any,
+                deadline: float) -> tuple[dict[str, Any], Any]:
+        op = header.get("op")
+        if op == "exec":
+            return self._exec(header, deadline), None
+        if op == "snapshot":  # the kernel runs the statements itself: tell the count
+            header = dict(header, executed=self._executed)
+        elif op == "hello":  # the kernel has a real IPython shell of its own
+            header = dict(header, shell=False)
+        return self._answer(header, value, deadline)
+
+    def _answer(self, header: dict[str, Any], value: Any,
+                deadline: float) -> tuple[dict[str, Any], Any]:
+        """Ask `worker.kernel_answer` inside the kernel, through the request and reply files."""
+        assert self._shared is not None
+        request, reply = self._shared / "grader-request.bin", self._shared / "grader-reply.bin"
+        nonce = secrets.token_hex(8)
+        request.write_bytes(protocol.pack(dict(header, id=nonce), value))
+        reply.unlink(missing_ok=True)
+        outputs, _ = self._run_source(ANSWER.format(request=str(request), reply=str(reply)),
+                                      deadline - time.monotonic())
+        if not reply.exists():
+            raise WorkerLost(Status.CRASHED, f"the kernel did not answer ({_error(outputs)})")
+        answer = decode_reply(reply.read_bytes())
+        if answer[0].get("id") != nonce:
+            raise WorkerLost(Status.CRASHED, "the kernel's answer was not to this request")
+        return answer
 
     def _run_source(self, source: str, timeout: float) -> tuple[list[Any], float]:
         """Run code as one cell; return its outputs and the seconds it took."""
@@ -156,95 +185,65 @@ class KernelSession(Session):
         try:
             client.execute_cell(cell, 0, store_history=False)
         except DeadKernelError:
-            raise self._kernel_lost() from None
+            raise self._lost() from None
         except (CellTimeoutError, TimeoutError, RuntimeError):
             raise WorkerLost(Status.TIMEOUT, "the kernel did not stop when interrupted") \
                 from None
         return list(cell.outputs), time.monotonic() - started
 
-    def _kernel_lost(self) -> WorkerLost:
+    def _lost(self) -> WorkerLost:
         """The kernel died: how, from its exit status, in the fast engine's words."""
         if self._proc is not None:
             try:
-                return self._lost("while it ran")
+                return lost_by_exit(self._proc.wait(timeout=5), "while it ran")
             except subprocess.TimeoutExpired:
                 pass  # nbclient gave up on a kernel that has not exited (yet)
         return WorkerLost(Status.CRASHED, "the kernel died, while it ran")
 
-    def _request(self, header: dict[str, Any], value: Any,
-                 timeout: float) -> tuple[dict[str, Any], Any]:
-        shared = self._ensure_home() / "kernel"
-        request, reply = shared / "grader-request.bin", shared / "grader-reply.bin"
-        nonce = secrets.token_hex(8)
-        request.write_bytes(protocol.pack(dict(header, id=nonce), value))
-        reply.unlink(missing_ok=True)
-        outputs, _ = self._run_source(ANSWER.format(request=str(request), reply=str(reply)),
-                                      timeout)
-        if not reply.exists():
-            error = _error(outputs)
-            raise WorkerLost(Status.CRASHED, f"the kernel did not answer ({error})")
-        answer = decode_reply(reply.read_bytes())
-        if answer[0].get("id") != nonce:
-            raise WorkerLost(Status.CRASHED, "the kernel's answer was not to this request")
-        return answer
-
-    def _replay_statement(self, cell: Cell, index: int) -> None:
-        if index < 0:
-            self._request({"op": "snapshot", "executed": self._executed}, None,
-                          self.limits.cell_timeout)
-            return
-        self._run_source(self._statement_source(cell, index), self.limits.cell_timeout)
+    def _exec(self, header: dict[str, Any], deadline: float) -> dict[str, Any]:
+        """Run one statement as a cell of its own; the reply the fast worker would give."""
+        source, index, cell = str(header["source"]), int(header["stmt"]), int(header["cell"])
+        timeout = min(float(header["timeout"]), deadline - time.monotonic())
+        marker = self._marker(cell)
+        outputs, elapsed = self._run_source(_statement_source(source, index) + "\n" + marker,
+                                            timeout)
         self._executed += 1
-
-    # ------------------------------------------------------------------ statements
-
-    def _exec_statement(self, cell: Cell, index: int) -> dict[str, Any]:
-        outputs, elapsed = self._run_source(self._statement_source(cell, index),
-                                            self.limits.cell_timeout)
-        self._executed += 1
-        for output in outputs:
+        for output in outputs if not header.get("quiet") else ():  # replayed: shown before
             if output.get("output_type") == "stream":
                 self.output.add(str(output.get("text", "")).encode())
         error = next((o for o in outputs if o.get("output_type") == "error"), None)
-        interrupted = elapsed >= self.limits.cell_timeout
+        interrupted = elapsed >= timeout
         if error is None:
             # An interrupt that lands while IPython formats a long traceback (a runaway
             # recursion takes seconds) leaves no error output: that statement timed out.
-            return {"status": "timeout"} if interrupted else {"status": "ok"}
+            return {"status": Reply.TIMEOUT if interrupted else Reply.OK}
         if error.get("ename") == "KeyboardInterrupt" and interrupted:
-            return {"status": "timeout"}
-        reply, _ = self._request({"op": "last_error", "ename": error.get("ename"),
-                                  "marker": self._marker(cell)}, None,
-                                 self.limits.cell_timeout)
-        if reply.get("status") in ("error", "exit"):
+            return {"status": Reply.TIMEOUT}
+        reply, _ = self._answer({"op": "last_error", "ename": error.get("ename"),
+                                 "marker": marker}, None, time.monotonic() + timeout)
+        if Reply.of(reply) in (Reply.ERROR, Reply.EXIT):
             return reply
         return _from_output(error)  # IPython showed an error it did not keep
 
-    def _marker(self, cell: Cell) -> str:
-        """The comment that ends the source of each statement of `cell`: it tells the files
+    def _marker(self, cell: int) -> str:
+        """The comment that ends the source of each statement of a cell: it tells the files
         IPython compiles them to, and so the frames of a traceback that are the cell's."""
         if not self._nonce:
             self._nonce = secrets.token_hex(8)
-        return f"# grader {self._nonce}: cell {cell.index}"
-
-    def _statement_source(self, cell: Cell, index: int) -> str:
-        return _statement_source(cell, index) + "\n" + self._marker(cell)
-
-    def _snapshot_request(self) -> dict[str, Any]:
-        return {"op": "snapshot", "executed": self._executed}
+        return f"# grader {self._nonce}: cell {cell}"
 
 
-def _statement_source(cell: Cell, index: int) -> str:
+def _statement_source(source: str, index: int) -> str:
     """The source of exactly one top-level statement (`a = 1; b = 2` is two), after a line
     `#` for each line of the cell before it, so that its line numbers stay the cell's. (Blank
     lines would not do: IPython drops the blank lines a cell starts with.)"""
     import ast
 
-    node = ast.parse(cell.source).body[index]
+    node = ast.parse(source).body[index]
     decorators = getattr(node, "decorator_list", [])
     start = decorators[0] if decorators else node
     first, last = start.lineno, node.end_lineno or node.lineno
-    lines = [line.encode() for line in cell.source.splitlines()[first - 1:last]]
+    lines = [line.encode() for line in source.splitlines()[first - 1:last]]
     # Offsets count UTF-8 bytes; a decorator's own offset leaves out its "@".
     begin = (lines[0].rindex(b"@", 0, start.col_offset) if decorators
              else start.col_offset)
@@ -261,15 +260,11 @@ def _from_output(error: dict[str, Any]) -> dict[str, Any]:
     line = int(lines[-1]) if lines else None
     message = f"{error.get('ename')}: {error.get('evalue')}".rstrip(": ")
     if error.get("ename") == "SystemExit":
-        return {"status": "exit", "message": f"SystemExit({error.get('evalue')!r})",
+        return {"status": Reply.EXIT, "message": f"SystemExit({error.get('evalue')!r})",
                 "line": line}
-    return {"status": "error", "message": message[:500], "line": line}
+    return {"status": Reply.ERROR, "message": message[:500], "line": line}
 
 
 def _error(outputs: list[Any]) -> str:
     error = next((o for o in outputs if o.get("output_type") == "error"), None)
     return f"{error.get('ename')}: {error.get('evalue')}" if error else "no output"
-
-
-def _devnull() -> Any:
-    return subprocess.DEVNULL

@@ -56,17 +56,14 @@ class Limits:
 
 @dataclass
 class CappedOutput:
-    """What the student's code printed, capped; replays are not recorded twice."""
+    """What the student's code printed, capped."""
 
     limit: int
     chunks: list[bytes] = field(default_factory=list)
     size: int = 0
     dropped: int = 0
-    muted: bool = False
 
     def add(self, chunk: bytes) -> None:
-        if self.muted:
-            return
         room = self.limit - self.size
         if room > 0:
             self.chunks.append(chunk[:room])

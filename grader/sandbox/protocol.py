@@ -7,6 +7,7 @@ arrays, subclasses cannot survive the trip, and every size is capped before it i
 
 from __future__ import annotations
 
+import enum
 import io
 import json
 import os
@@ -23,6 +24,41 @@ NUMERIC_KINDS = "biufc"
 MAX_DEPTH = 8
 MAX_NODES = 4096
 INT64 = 1 << 63
+
+
+class Reply(str, enum.Enum):
+    """What a worker's reply says happened: the "status" of its header."""
+
+    OK = "ok"
+    """Done: the statement ran, the call returned (its value follows), the worker started."""
+    ERROR = "error"
+    """The student's code raised; "message" and "line" say what and where."""
+    EXIT = "exit"
+    """The student's code raised SystemExit."""
+    TIMEOUT = "timeout"
+    """The statement or call ran past its time limit and was stopped."""
+    MISSING = "missing"
+    """The exercise is not defined, or not a function (a class)."""
+    NO_SNAPSHOT = "no-snapshot"
+    """No state was kept right after the cell that defined the exercise."""
+    CRASHED = "crashed"
+    """The process of the call died ("message" says of what)."""
+    UNKNOWN = "unknown"
+    """In a kernel: the error IPython showed is not the statement's own."""
+    UNCONFINED = "unconfined"
+    """The worker could not be confined as planned and refuses to run anything."""
+    BAD_OP = "bad-op"
+    """The request named no operation the worker knows."""
+    RELAY = "relay"
+    """Inside the worker only: a child's frame is passed on as it is."""
+
+    @classmethod
+    def of(cls, header: dict[str, Any]) -> Reply:
+        """The status of a reply header; anything unexpected is UNKNOWN."""
+        try:
+            return cls(header.get("status"))
+        except ValueError:
+            return cls.UNKNOWN
 
 
 class ProtocolError(Exception):

@@ -1,7 +1,8 @@
 """The worker: the only process that runs a student's code.
 
-It is started by `session.Session` as a fresh interpreter, never forked from the grader, so no
-reference value is in its memory. It speaks `protocol` frames on two private file descriptors;
+It is started for a `session.Session` as a fork of the zygote, as a fresh interpreter or as a
+Jupyter kernel (`transport.py`), never forked from the grader, so no reference value is in its
+memory. It speaks `protocol` frames on two private file descriptors;
 the student's stdout and stderr go to a third one that the grader reads and caps.
 
 - `exec` runs one top-level statement of a cell in the shared namespace. A statement that raises
@@ -32,6 +33,7 @@ from typing import Any
 
 from grader.sandbox import processes, protocol
 from grader.sandbox.calling import invoke
+from grader.sandbox.protocol import Reply
 
 MAX_CHILD_BYTES = 64 << 20
 SANDBOX_ENV = "GRADER_SANDBOX"
@@ -185,10 +187,10 @@ def describe(exc: BaseException, filename: str | None = None,
 def failure(exc: BaseException, ours: Callable[[str], bool]) -> dict[str, Any]:
     """The reply to a statement that raised `exc`; `ours` tells the files of its cell."""
     if isinstance(exc, SystemExit):
-        return {"status": "exit", "message": f"SystemExit({_shown(exc.code, repr)})",
+        return {"status": Reply.EXIT, "message": f"SystemExit({_shown(exc.code, repr)})",
                 "line": describe(exc, ours=ours)[1]}
     message, line = describe(exc, ours=ours)
-    return {"status": "error", "message": message, "line": line}
+    return {"status": Reply.ERROR, "message": message, "line": line}
 
 
 @dataclass
@@ -229,8 +231,8 @@ class Worker:
         """The reply frame to one request."""
         processes.reap()
         handler = getattr(self, f"op_{header.get('op')}", None)
-        reply, result = handler(header, value) if handler else ({"status": "bad-op"}, None)
-        if reply["status"] == "relay":  # a child's frame, passed on as it is
+        reply, result = handler(header, value) if handler else ({"status": Reply.BAD_OP}, None)
+        if reply["status"] is Reply.RELAY:  # a child's frame, passed on as it is
             return bytes(result or b"")
         return protocol.pack(dict(reply, id=header.get("id")), result)
 
@@ -247,7 +249,7 @@ class Worker:
             self.namespace["get_ipython"] = lambda: Shell(self.namespace)
             self.namespace["display"] = display
             quiet_ipython()
-        return {"status": "ok", "pid": os.getpid(), "confinement": CONFINEMENT,
+        return {"status": Reply.OK, "pid": os.getpid(), "confinement": CONFINEMENT,
                 "confine_error": CONFINE_ERROR}, None
 
     def op_exec(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
@@ -257,6 +259,8 @@ class Worker:
             self.trees[cell] = ast.parse(header["source"], filename=filename)
         node = self.trees[cell].body[index]
         self.executed += 1
+        # A statement replayed after a crash printed its output already: it prints nowhere.
+        saved = _silence() if header.get("quiet") else None
         previous = signal.signal(signal.SIGALRM, _raise_timeout)
         signal.setitimer(signal.ITIMER_REAL, timeout)
         me = os.getpid()
@@ -265,9 +269,9 @@ class Worker:
             # `break` outside their block), which is the student's error, not the worker's.
             exec(compile(ast.Module([node], type_ignores=[]), filename, "exec"),
                  self.namespace)
-            reply: dict[str, Any] = {"status": "ok"}
+            reply: dict[str, Any] = {"status": Reply.OK}
         except StatementTimeout:
-            reply = {"status": "timeout", "message": f"stopped after {timeout:g} s"}
+            reply = {"status": Reply.TIMEOUT, "message": f"stopped after {timeout:g} s"}
         except BaseException as exc:  # the student's exception is data, whatever it is
             reply = failure(exc, lambda name: name == filename)
         finally:
@@ -275,6 +279,8 @@ class Worker:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
             _flush()
+            if saved is not None:
+                _restore(saved)
             processes.reap()
         return reply, None
 
@@ -285,7 +291,7 @@ class Worker:
         `marker`, which tells the files IPython compiled that cell's statements to."""
         error = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
         if not isinstance(error, BaseException) or type(error).__name__ != header.get("ename"):
-            return {"status": "unknown"}, None  # not the error of that statement
+            return {"status": Reply.UNKNOWN}, None  # not the error of that statement
         marker = str(header.get("marker"))
 
         def ours(name: str) -> bool:
@@ -298,7 +304,7 @@ class Worker:
         if "executed" in header:  # a kernel runs the statements itself and tells the count
             self.executed = int(header["executed"])
         self._snapshot_new_definitions()
-        return {"status": "ok"}, None
+        return {"status": Reply.OK}, None
 
     def _snapshot_new_definitions(self) -> None:
         """Fork a snapshot for the exercises that the cell just (re)defined."""
@@ -346,9 +352,10 @@ class Worker:
         target = self.namespace.get(name)
         wanted = "class" if kind == "class" else "function"
         if target is None:
-            return {"status": "missing", "message": f"no {wanted} named {name} is defined"}, None
+            return {"status": Reply.MISSING,
+                    "message": f"no {wanted} named {name} is defined"}, None
         if kind == "class" and not isinstance(target, type) or not callable(target):
-            return {"status": "missing", "message": f"{name} is of type "
+            return {"status": Reply.MISSING, "message": f"{name} is of type "
                     f"{type(target).__name__}, not a {wanted}"}, None
         read_fd, write_fd = os.pipe()
         try:
@@ -356,7 +363,7 @@ class Worker:
         except OSError as exc:  # the student's processes used up the limit
             for fd in (read_fd, write_fd):
                 os.close(fd)
-            return {"status": "error", "message": f"no process could be started for the call "
+            return {"status": Reply.ERROR, "message": f"no process could be started for the call "
                     f"({exc.strerror}): too many processes are still running"}, None
         if pid == 0:  # the child: call, answer, vanish
             os.close(read_fd)
@@ -370,16 +377,16 @@ class Worker:
                           value: Any) -> tuple[dict[str, Any], Any]:
         snapshot = self.snapshots.get(header["name"])
         if snapshot is None or snapshot.executed == self.executed:
-            return {"status": "no-snapshot"}, None  # none, or the same state as the end
+            return {"status": Reply.NO_SNAPSHOT}, None  # none, or the same state as the end
         timeout = float(header["timeout"]) + 1.0
         try:
             protocol.send(snapshot.requests, dict(header, at="end"), value)
             frame = protocol.read_frame(snapshot.replies, time.monotonic() + timeout,
                                         MAX_CHILD_BYTES)
         except (OSError, EOFError, TimeoutError):
-            return {"status": "crashed", "message": "the snapshot of the notebook's state "
+            return {"status": Reply.CRASHED, "message": "the snapshot of the notebook's state "
                     "did not answer"}, None
-        return {"status": "relay"}, frame
+        return {"status": Reply.RELAY}, frame
 
     def _collect(self, pid: int, read_fd: int, timeout: float) -> tuple[dict[str, Any], Any]:
         """The call's answer: one frame, read as soon as it is whole (a process the call left
@@ -399,14 +406,14 @@ class Worker:
         except ChildProcessError:
             status = 0
         if timed_out:
-            return {"status": "timeout", "message": f"the call did not return within "
+            return {"status": Reply.TIMEOUT, "message": f"the call did not return within "
                     f"{timeout:g} s"}, None
         if len(frame) > MAX_CHILD_BYTES:
-            return {"status": "error", "message": "the call returned more than "
+            return {"status": Reply.ERROR, "message": "the call returned more than "
                     f"{MAX_CHILD_BYTES >> 20} MiB of data"}, None
         if not frame:
-            return {"status": "crashed", "message": processes.death(status)}, None
-        return {"status": "relay"}, frame
+            return {"status": Reply.CRASHED, "message": processes.death(status)}, None
+        return {"status": Reply.RELAY}, frame
 
 
 def _child_call(write_fd: int, target: Any, kind: str, value: Any, header: dict[str, Any]) -> None:
@@ -417,11 +424,11 @@ def _child_call(write_fd: int, target: Any, kind: str, value: Any, header: dict[
         result = invoke(target, kind, tuple(value["args"]), value.get("init") or {},
                         header.get("tensors"))
         processes.exit_unless(me)
-        frame = protocol.pack(dict(reply, status="ok"), result)
+        frame = protocol.pack(dict(reply, status=Reply.OK), result)
     except BaseException as exc:  # the student's failure is data
         processes.exit_unless(me)
         message, line = describe(exc)
-        frame = protocol.pack(dict(reply, status="error", message=message, line=line))
+        frame = protocol.pack(dict(reply, status=Reply.ERROR, message=message, line=line))
     try:
         protocol.write_all(write_fd, frame)
     finally:
@@ -483,6 +490,23 @@ def _die_of(signum: int, frame: Any) -> None:
 
 def _raise_timeout(signum: int, frame: Any) -> None:
     raise StatementTimeout()
+
+
+def _silence() -> tuple[int, int]:
+    """Send what is written to fds 1 and 2 nowhere; the saved fds, for `_restore`."""
+    _flush()
+    saved = os.dup(1), os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    return saved
+
+
+def _restore(saved: tuple[int, int]) -> None:
+    for target, fd in zip((1, 2), saved, strict=True):
+        os.dup2(fd, target)
+        os.close(fd)
 
 
 def _flush() -> None:
@@ -556,7 +580,7 @@ def _refuse(in_fd: int, out_fd: int) -> None:
         header, _ = protocol.unpack(stream, MAX_CHILD_BYTES)
     except (EOFError, protocol.ProtocolError):
         return
-    protocol.write_all(out_fd, protocol.pack({"status": "unconfined", "id": header.get("id"),
+    protocol.write_all(out_fd, protocol.pack({"status": Reply.UNCONFINED, "id": header.get("id"),
                                               "confine_error": CONFINE_ERROR}))
 
 

@@ -1,10 +1,11 @@
-"""A warm "zygote": one interpreter with numpy imported, forked for each submission's worker.
+"""The fork server ("zygote"): one warm interpreter, forked for each submission's worker.
 
-Starting a worker today means a fresh interpreter that imports numpy again (about 150 ms, a
-second with torch). The zygote pays that once per grading process and preload set, and each
-worker is a fork of it, confined by the same code as a fresh worker (`confine`), except that
-pages shared with the zygote are charged to the grader's memory cgroup, not the submission's
-(prototype of issue #11; off unless `GRADER_ZYGOTE=1` or `Session(zygote=True)`).
+A fresh interpreter that imports numpy takes about 150 ms to start (a second with torch). The
+zygote pays that once per grading run and preload set (`kept()`: a `grade run`, a batch, one
+`grading.grade`), and each worker is a fork of it, confined by the same code as a fresh worker
+(`confine`), except that pages shared with the zygote are charged to the grader's memory
+cgroup, not the submission's. It is the default (`--engine fast`); `transport.PipeTransport`
+falls back to a fresh interpreter where it cannot be had, and says so.
 
 Design
 ------
@@ -76,7 +77,6 @@ from typing import Any
 
 from grader.sandbox import isolation
 
-ENV = "GRADER_ZYGOTE"
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
@@ -86,11 +86,6 @@ BOOT = ("import sys; sys.path.insert(0, {parent!r}); import grader.sandbox.worke
         "from grader.sandbox.zygote import serve; serve()")
 STARTED = ("started as a fork of a warm zygote interpreter that never ran student code or "
            "loaded a reference")
-
-
-def wanted() -> bool:
-    """Whether the prototype is switched on for this process (`GRADER_ZYGOTE=1`)."""
-    return os.environ.get(ENV, "") not in ("", "0")
 
 
 # ====================================================================== inside the zygote
@@ -415,12 +410,12 @@ class Client:
         return text.strip().splitlines()[-1] if text.strip() else f"code {self.proc.poll()}"
 
     def _receive(self, timeout: float | None) -> dict[str, Any] | None:
-        ready, _, _ = select.select([self.sock], [], [], timeout)
-        if not ready:
-            return None
         try:
+            ready, _, _ = select.select([self.sock], [], [], timeout)
+            if not ready:
+                return None
             data = self.sock.recv(MAX_MESSAGE)
-        except OSError:
+        except (OSError, ValueError):  # closed under us: the zygote is being stopped
             return None
         return json.loads(data) if data else None
 
@@ -499,9 +494,12 @@ class Client:
         """Stop the zygote, and every worker it forked."""
         self.alive = False
         try:
-            self.sock.shutdown(socket.SHUT_RDWR)
+            self.sock.shutdown(socket.SHUT_RDWR)  # the reader sees the end, and stops
         except OSError:
             pass
+        reader = getattr(self, "_reader", None)
+        if reader is not None and reader is not threading.current_thread():
+            reader.join(timeout=5)
         self.sock.close()
         try:
             self.proc.wait(timeout=5)
@@ -517,20 +515,31 @@ _CLIENTS_LOCK = threading.Lock()
 _KEPT = [0]
 
 
-@contextlib.contextmanager
-def kept() -> Iterator[None]:
-    """Keep the zygotes while inside (a `grade run`, a batch, one `grading.grade`); when the
-    outermost of these ends, they are stopped, so that none outlives its grading."""
+def hold() -> None:
+    """Keep the zygotes until the matching `release()`."""
     with _CLIENTS_LOCK:
         _KEPT[0] += 1
+
+
+def release() -> None:
+    """Let go of one `hold()`; when the last is gone, the zygotes are stopped, so that none
+    outlives its grading."""
+    with _CLIENTS_LOCK:
+        _KEPT[0] -= 1
+        last = _KEPT[0] == 0
+    if last:
+        shutdown()
+
+
+@contextlib.contextmanager
+def kept() -> Iterator[None]:
+    """Keep the zygotes while inside (a `grade run`, a batch, one `grading.grade`), so that
+    the submissions graded inside share them; each session also holds them while it runs."""
+    hold()
     try:
         yield
     finally:
-        with _CLIENTS_LOCK:
-            _KEPT[0] -= 1
-            last = _KEPT[0] == 0
-        if last:
-            shutdown()
+        release()
 
 
 def client(offer: isolation.Offer, preload: tuple[str, ...]) -> Client:
