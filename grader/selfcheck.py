@@ -1,8 +1,10 @@
 """`check()` for students: the public cases of one exercise, run inside their own notebook.
 
 This runs in the student's kernel, on purpose and for the student only: it is feedback, not a
-grade, so it uses the public references shipped with the package and no sandbox. Inside the
-grader's sandbox it does nothing, so that a notebook's check() calls cost no grading time.
+grade, so it uses the public references shipped with the package (or, for an assignment the
+package does not declare, the check data `grade release` put in the notebook's folder) and no
+sandbox. Inside the grader's sandbox it does nothing, so that a notebook's check() calls cost
+no grading time.
 """
 
 from __future__ import annotations
