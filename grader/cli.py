@@ -64,6 +64,37 @@ def _cmd_references(args: argparse.Namespace, out: TextIO) -> int:
     return 1 if failed else 0
 
 
+def _cmd_assign(args: argparse.Namespace, out: TextIO) -> int:
+    from grader.authoring import assign
+    from grader.authoring.layout import Layout
+
+    for written in assign.assign(Path(args.master), Path(args.out)):
+        out.write(f"{written.path}: {written.what}\n")
+    for name, value in Layout(Path(args.out)).environment().items():
+        out.write(f"to grade it, set {name}={value}\n")
+    return 0
+
+
+def _cmd_release(args: argparse.Namespace, out: TextIO) -> int:
+    from grader.authoring import release
+
+    for path in release.release(registry.get(args.assignment), Path(args.out)):
+        out.write(f"{path}\n")
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace, out: TextIO) -> int:
+    from grader.authoring import validate
+
+    assignment = registry.get(args.assignment)
+    found = validate.problems(assignment)
+    for problem in found:
+        out.write(f"{assignment.name}: {problem}\n")
+    if not found:
+        out.write(validate.summary(assignment) + "\n")
+    return 1 if found else 0
+
+
 def expand(paths: Sequence[str], out: TextIO | None = None) -> list[Path]:
     """Submission files named on the command line; a folder stands for the files inside it."""
     found = submissions.named(paths)
@@ -375,6 +406,25 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = commands.add_parser("doctor", help="say how this machine isolates student code, "
                                  "why, and what to change (exit 1 when it is not confined)")
     doctor.set_defaults(handler=_cmd_doctor)
+
+    author = commands.add_parser("assign", help="build every file of an assignment from a "
+                                 "master notebook with # BEGIN/END SOLUTION markers")
+    author.add_argument("master", metavar="MASTER.ipynb")
+    author.add_argument("--out", required=True, metavar="DIR", help="the course folder: "
+                        "exercises/, solutions/ and the declaration go under it (this "
+                        "project's root puts them where the built-in assignments are)")
+    author.set_defaults(handler=_cmd_assign)
+
+    give = commands.add_parser("release", help="write what students receive: the stubs and "
+                               "the public cases for check(), nothing else")
+    give.add_argument("assignment", metavar="ASSIGNMENT")
+    give.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder")
+    give.set_defaults(handler=_cmd_release)
+
+    lint = commands.add_parser("validate", help="report an assignment's authoring mistakes "
+                               "(exit 1 when there is one)")
+    lint.add_argument("assignment", metavar="ASSIGNMENT")
+    lint.set_defaults(handler=_cmd_validate)
 
     refs = commands.add_parser("references", help="rebuild or verify the stored reference outputs")
     refs.add_argument("action", choices=["build", "verify"])

@@ -16,6 +16,7 @@ from grader import (
     combine,
     compare,
     diagnose,
+    disclosure,
     fingerprint,
     hints,
     loading,
@@ -41,7 +42,7 @@ from grader.model import (
     Visibility,
 )
 from grader.sandbox import zygote
-from grader.sandbox.limits import Limits
+from grader.sandbox.limits import Limits, cap
 from grader.sandbox.session import NOT_IMPLEMENTED, Engine, OnError, SandboxConfig, Session
 
 LATE = ("passes right after the cell that defines it, but not at the end of the notebook: a "
@@ -64,6 +65,9 @@ class Options:
     Jupyter kernel through nbclient)."""
     public_only: bool = False
     """Grade the public cases only, against the references shipped in the package."""
+    clock: disclosure.Clock = disclosure.wall_clock
+    """Now, to tell whether the assignment's `show_hidden_after` has passed (tests pass
+    their own)."""
 
 
 def failed_result(assignment: Assignment, submission: str, error: str,
@@ -148,12 +152,13 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None,
                              time.monotonic() - started, public_only=options.public_only,
                              sha256=submission.sha256, grader_failed=True)
     score, max_score = scoring.total(exercises)
-    return Result(assignment=assignment.name, submission=str(path), status=Status.GRADED,
-                  score=score, max_score=max_score,
-                  duration_s=round(time.monotonic() - started, 3), cells=cells,
-                  exercises=exercises, isolation=session.isolation, output=output,
-                  worker=session.worker.value,
-                  public_only=options.public_only, sha256=submission.sha256)
+    result = Result(assignment=assignment.name, submission=str(path), status=Status.GRADED,
+                    score=score, max_score=max_score,
+                    duration_s=round(time.monotonic() - started, 3), cells=cells,
+                    exercises=exercises, isolation=session.isolation, output=output,
+                    worker=session.worker.value,
+                    public_only=options.public_only, sha256=submission.sha256)
+    return disclosure.disclose(result, assignment, options.clock())
 
 
 def grade_files(paths: Sequence[Path], assignment: Assignment, options: Options | None = None,
@@ -246,10 +251,14 @@ def judge(exercise: Exercise, case: Case, value: object, expected: references.Ou
                                       expected, context.reads, context.example, matching)
         if len(matching) > 1:
             alternatives = tuple(Diagnosis(m.id, m.message) for m in matching)
+    detail = ""
+    if case.visibility is Visibility.HIDDEN:  # shown only after show_hidden_after (disclosure)
+        detail = cap(compare.compare(value, expected, exercise.outputs, case.rtol, case.atol,
+                                     reveal=True).message)
     check = scoring.failed_check(case.name, exercise, Status.FAILED, result.message,
                                  diagnosis=diagnosis, views=result.views,
                                  visibility=case.visibility, note=case.note)
-    return replace(check, alternatives=alternatives), False
+    return replace(check, alternatives=alternatives, detail=detail), False
 
 
 def _grade_case(session: Session, exercise: Exercise, case: Case,

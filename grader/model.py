@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +159,9 @@ class Assignment:
     """Everything students implement, in notebook order."""
     requires: tuple[str, ...] = ()
     """Extra modules the student's code needs preloaded (for example "torch")."""
+    show_hidden_after: datetime | None = None
+    """From this time on (timezone-aware), students see the details of hidden checks, as
+    Gradescope's after_due_date (`grader.disclosure`); None: never."""
 
     @property
     def max_score(self) -> float:
@@ -309,6 +313,10 @@ class CheckResult:
     alternatives: tuple[Diagnosis, ...] = ()
     """Every catalogued mistake its output matches, when more than one does (on symmetric
     inputs, say): the grader picks the one the exercise's other cases agree on."""
+    detail: str = ""
+    """For a failing hidden check of an assignment with `show_hidden_after`: its message as
+    it reads once that time has passed (numbers of the comparison, never the inputs). Only
+    Gradescope's after_due_date tests print it; `grader.disclosure` puts it in `message`."""
 
     @property
     def scored(self) -> bool:
@@ -413,6 +421,10 @@ class Result:
     """The grader, not the submission, is to blame for an ERROR: a batch grades it again."""
     files: tuple[str, ...] = ()
     """The files combined into this result, when a student handed in more than one."""
+    show_hidden_after: str = ""
+    """When the details of hidden checks become visible (ISO 8601, UTC); empty: never."""
+    hidden_shown: bool = False
+    """Whether they were visible when it was graded: the messages of hidden checks hold them."""
 
     @property
     def name(self) -> str:

@@ -3,6 +3,9 @@
 Two files per assignment:
 - hidden: `solutions/references/<name>.npz`, every case; it stays with the instructor's solutions.
 - public: `grader/references/<name>.npz`, public cases only; it ships in the package for `check()`.
+
+The solution runs in the sandbox, as a submission does (`compute`): never in this process, so
+that a solution made from an instructor's notebook (`grade assign`) cannot touch the grader.
 """
 
 from __future__ import annotations
@@ -18,14 +21,19 @@ from types import ModuleType
 
 import numpy as np
 
-from grader.errors import ReferencesError
-from grader.model import Assignment, Visibility
-from grader.sandbox.calling import invoke
+from grader import loading
+from grader.errors import ReferencesError, SubmissionError
+from grader.model import Assignment, Status, Visibility
+from grader.sandbox.limits import Limits
+from grader.sandbox.session import SandboxConfig, Session
 
 SCHEMA = "grader.references/1"
 PACKAGE_DIR = Path(__file__).resolve().parent
 ENV_SOLUTIONS = "GRADER_SOLUTIONS"
 ENV_REFERENCES = "GRADER_REFERENCES"
+ENV_PUBLIC = "GRADER_PUBLIC_REFERENCES"
+# A solution is trusted to finish, not to be quick: torch builds a model per case.
+LIMITS = Limits(cell_timeout=120.0, call_timeout=120.0, submission_timeout=3600.0)
 
 Outputs = tuple[np.ndarray, ...]
 
@@ -65,8 +73,10 @@ def hidden_path(name: str) -> Path:
 
 
 def public_path(name: str) -> Path:
-    """File of the public references, shipped inside the package."""
-    return PACKAGE_DIR / "references" / f"{name}.npz"
+    """File of the public references, shipped inside the package (`$GRADER_PUBLIC_REFERENCES`
+    names another folder, for an assignment declared outside the package)."""
+    folder = os.environ.get(ENV_PUBLIC) or PACKAGE_DIR / "references"
+    return Path(folder) / f"{name}.npz"
 
 
 def solution_file(name: str) -> Path:
@@ -80,7 +90,7 @@ def file_sha256(path: Path) -> str:
 
 
 def load_solution(name: str) -> ModuleType:
-    """Import `solutions/<name>.py` (instructor code, trusted) as a fresh module."""
+    """Import `solutions/<name>.py` in this process, for the tests; references never do."""
     path = solution_file(name)
     if not path.is_file():
         raise ReferencesError(f"{path}: no solution file; write it, or set {ENV_SOLUTIONS}")
@@ -97,15 +107,36 @@ def as_outputs(value: object, count: int) -> Outputs:
     return tuple(np.asarray(item, dtype=np.float64) for item in items)
 
 
-def compute(assignment: Assignment, module: ModuleType) -> dict[tuple[str, str], Outputs]:
-    """Run the solutions on every case's inputs."""
+def compute(assignment: Assignment, solution: Path | None = None
+            ) -> dict[tuple[str, str], Outputs]:
+    """Run the solution on every case's inputs, in the sandbox, as a submission is run."""
+    path = solution or solution_file(assignment.name)
+    fix = "fix the solution (or the case's declaration)"
+    if not path.is_file():
+        raise ReferencesError(f"{path}: no solution file; write it, or set {ENV_SOLUTIONS}")
+    try:
+        module = loading.load(path, LIMITS)
+    except SubmissionError as exc:
+        raise ReferencesError(exc.message) from None
     outputs: dict[tuple[str, str], Outputs] = {}
-    for exercise in assignment.exercises:
-        target = getattr(module, exercise.name)
-        for case in exercise.cases:
-            value = invoke(target, exercise.kind, case.inputs(), case.init_kwargs,
-                           exercise.tensors)
-            outputs[(exercise.name, case.name)] = as_outputs(value, len(exercise.outputs))
+    with Session(SandboxConfig(LIMITS, assignment.requires, "solution")) as session:
+        for cell in session.run(module):
+            if cell.status not in (Status.OK, Status.SKIPPED):
+                raise ReferencesError(f"{path}: {cell.message}; fix the solution")
+        for exercise in assignment.exercises:
+            for case in exercise.cases:
+                where = f"{path}: {exercise.name}/{case.name}"
+                outcome = session.call(exercise.name, exercise.kind, case.inputs(),
+                                       dict(case.init_kwargs), exercise.tensors)
+                if outcome.status is not Status.PASSED:
+                    raise ReferencesError(f"{where}: {outcome.message}; {fix}")
+                try:
+                    outputs[(exercise.name, case.name)] = as_outputs(
+                        outcome.value, len(exercise.outputs))
+                except (TypeError, ValueError):
+                    raise ReferencesError(f"{where}: returned something that is not "
+                                          f"{len(exercise.outputs)} array(s) of numbers; "
+                                          f"{fix}") from None
     return outputs
 
 
@@ -120,13 +151,17 @@ def _write(path: Path, assignment: Assignment, sha: str,
     np.savez_compressed(path, **arrays)  # type: ignore[arg-type]
 
 
-def build(assignment: Assignment) -> tuple[Path, Path]:
-    """Recompute and store the hidden and public references; return both paths."""
-    sha = file_sha256(solution_file(assignment.name))
-    outputs = compute(assignment, load_solution(assignment.name))
+def build(assignment: Assignment, solution: Path | None = None, hidden: Path | None = None,
+          shipped: Path | None = None) -> tuple[Path, Path]:
+    """Recompute and store the hidden and public references; return both paths (by default
+    where grading looks for them; `grade assign` names the files of its own folder)."""
+    solution = solution or solution_file(assignment.name)
+    outputs = compute(assignment, solution)
+    sha = file_sha256(solution)
     public = {key: value for key, value in outputs.items()
               if assignment.exercise(key[0]).case(key[1]).visibility is Visibility.PUBLIC}
-    hidden, shipped = hidden_path(assignment.name), public_path(assignment.name)
+    hidden = hidden or hidden_path(assignment.name)
+    shipped = shipped or public_path(assignment.name)
     _write(hidden, assignment, sha, outputs)
     _write(shipped, assignment, sha, public)
     return hidden, shipped
@@ -181,12 +216,20 @@ def ready(assignment: Assignment, public_only: bool = False) -> References:
     return stored
 
 
-def verify(assignment: Assignment) -> list[str]:
-    """What no longer agrees between the stored references and `solutions/`; empty when all do."""
+def verify(assignment: Assignment,
+           fresh: Mapping[tuple[str, str], Outputs] | None = None) -> list[str]:
+    """What no longer agrees between the stored references and `solutions/`; empty when all do.
+    `fresh` is what `compute` returned, when the caller has it."""
     problems = []
     solution = solution_file(assignment.name)
+    if not solution.is_file():
+        return [f"{solution}: no solution file; write it, or set {ENV_SOLUTIONS}"]
     sha = file_sha256(solution)
-    fresh = compute(assignment, load_solution(assignment.name))
+    if fresh is None:
+        try:
+            fresh = compute(assignment, solution)
+        except ReferencesError as exc:
+            return [str(exc)]
     rebuild = f"run `grade references build {assignment.name}`"
     for path, public_only in ((hidden_path(assignment.name), False),
                               (public_path(assignment.name), True)):
@@ -196,7 +239,8 @@ def verify(assignment: Assignment) -> list[str]:
             problems.append(str(exc))
             continue
         if stored.solution_sha256 != sha:
-            problems.append(f"{path}: built from another version of {solution}; {rebuild}")
+            problems.append(f"{path}: stale, built from another version of {solution}; "
+                            f"{rebuild}")
         for (exercise, case), outputs in fresh.items():
             spec = assignment.exercise(exercise).case(case)
             if public_only and spec.visibility is not Visibility.PUBLIC:

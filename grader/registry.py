@@ -13,6 +13,7 @@ import importlib
 import importlib.util
 import os
 import pkgutil
+from datetime import datetime
 from functools import cache
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -45,8 +46,19 @@ def _from_file(path: Path) -> Assignment:
     return _from_module(module, str(path))
 
 
+def from_file(path: Path) -> Assignment:
+    """The assignment a declaration file defines, validated (before it is registered)."""
+    assignment = _from_file(path)
+    validate(assignment, str(path))
+    return assignment
+
+
 def validate(assignment: Assignment, origin: str) -> None:
     """Raise SpecError naming what is inconsistent in a declaration."""
+    after = assignment.show_hidden_after
+    if after is not None and (not isinstance(after, datetime) or after.tzinfo is None):
+        raise SpecError(f"{origin}: show_hidden_after of {assignment.name} needs a time zone; "
+                        "write datetime(2025, 6, 1, 18, 0, tzinfo=timezone.utc)")
     names = [exercise.name for exercise in assignment.exercises]
     if len(set(names)) != len(names):
         raise SpecError(f"{origin}: {assignment.name} declares an exercise twice")

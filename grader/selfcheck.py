@@ -1,8 +1,10 @@
 """`check()` for students: the public cases of one exercise, run inside their own notebook.
 
 This runs in the student's kernel, on purpose and for the student only: it is feedback, not a
-grade, so it uses the public references shipped with the package and no sandbox. Inside the
-grader's sandbox it does nothing, so that a notebook's check() calls cost no grading time.
+grade, so it uses the public references shipped with the package (or, for an assignment the
+package does not declare, the check data `grade release` put in the notebook's folder) and no
+sandbox. Inside the grader's sandbox it does nothing, so that a notebook's check() calls cost
+no grading time.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ import ast
 import inspect
 import os
 import time
+from pathlib import Path
 from typing import Any
 
-from grader import grading, references, registry, scoring
+from grader import grading, references, registry, released, scoring
 from grader.errors import UsageError
 from grader.model import Assignment, CheckResult, Exercise, Result, Status, Visibility
 from grader.sandbox.calling import invoke
@@ -27,11 +30,21 @@ def _parameters(signature: str) -> tuple[str, ...]:
     return tuple(arg.arg for arg in function.args.args if arg.arg != "self")
 
 
-def _candidates(name: str, target: Any,
-                assignment: str | None) -> list[tuple[Assignment, Exercise]]:
+def _known() -> list[tuple[Assignment, references.References | None]]:
+    """The registry's assignments, then those released into this folder (`grade release`
+    writes their public cases and expected outputs there); None: the shipped references."""
+    known: list[tuple[Assignment, references.References | None]] = [
+        (a, None) for a in registry.assignments().values()]
+    names = {a.name for a, _ in known}
+    known += [(a, stored) for a, stored in released.found(Path.cwd()) if a.name not in names]
+    return known
+
+
+def _candidates(name: str, target: Any, assignment: str | None
+                ) -> list[tuple[Assignment, Exercise, references.References | None]]:
     """Exercises called `name`; when several assignments have one, the parameter names of the
     student's function choose (udl_attention's softmax takes items_in, attention_basics' x)."""
-    pairs = [(a, e) for a in registry.assignments().values() for e in a.exercises
+    pairs = [(a, e, stored) for a, stored in _known() for e in a.exercises
              if e.name == name and (assignment is None or a.name == assignment)]
     if len(pairs) > 1 and callable(target):
         try:
@@ -48,8 +61,8 @@ def run(name: str, target: Any, assignment: str | None = None) -> Result:
     if not pairs:
         raise UsageError(f"no assignment has an exercise called {name!r}; "
                          "check the spelling, or pass assignment=...")
-    chosen, exercise = pairs[0]
-    stored = references.load(chosen, public_only=True)
+    chosen, exercise, shipped = pairs[0]
+    stored = shipped or references.load(chosen, public_only=True)
     started = time.monotonic()
     checks: list[CheckResult] = []
     for case in exercise.cases:

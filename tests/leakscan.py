@@ -1,8 +1,9 @@
 """The leak scan: walk every readable file under a root and report hidden things found there.
 
-It looks for three kinds of leak:
+It looks for four kinds of leak:
 - `array`: 16 bytes of a hidden reference array, raw or inside a zip/npz member;
-- `line`: a distinctive line of a solution module;
+- `line`: a distinctive line of a solution module (in a notebook, a line of a cell);
+- `text`: a hidden value written out as text (`tests/test_release.py` gives these);
 - `git`: a `.git` folder or file.
 
 `tests/test_leaks.py` runs this file as a student submission inside the sandbox (the needles
@@ -10,6 +11,7 @@ are prepended as `NEEDLES = {...}`), and runs it in-process on the project to sh
 what is there. Only the standard library and numpy are used: it must run in the worker.
 """
 
+import json
 import os
 import zipfile
 
@@ -67,9 +69,10 @@ def needles_of(array):
 class Scan:
     """The state of one walk."""
 
-    def __init__(self, needles, lines):
+    def __init__(self, needles, lines, texts=()):
         self.matcher = Matcher([bytes.fromhex(n) for n in needles])
         self.lines = set(lines)
+        self.texts = sorted(texts)
         self.found = []
         self.files = self.bytes = self.unreadable = 0
 
@@ -112,10 +115,13 @@ class Scan:
                 if text and len(chunks) < 4:
                     chunks.append(chunk)
         if text and chunks:
-            for line in b"".join(chunks).decode("latin-1").splitlines():
-                if line.strip() in self.lines:
-                    self.report("line", path)
-                    break
+            content = b"".join(chunks).decode("latin-1")
+            cells = _notebook_text(content) if path.endswith(".ipynb") else ""
+            if any(line.strip() in self.lines
+                   for line in (content + "\n" + cells).splitlines()):
+                self.report("line", path)
+            if any(needle in content or needle in cells for needle in self.texts):
+                self.report("text", path)
         if zipfile.is_zipfile(path):
             self.archive(path)
 
@@ -130,9 +136,26 @@ class Scan:
             pass
 
 
-def main(needles, lines, top="/"):
+def _notebook_text(content):
+    """A notebook's cells and outputs as plain text (in the file, JSON escapes hide them)."""
+    try:
+        cells = json.loads(content).get("cells", [])
+    except (ValueError, AttributeError):
+        return ""
+    parts = []
+    for cell in cells if isinstance(cells, list) else []:
+        if not isinstance(cell, dict):
+            continue
+        parts.append(cell.get("source", ""))
+        for output in cell.get("outputs", []):
+            if isinstance(output, dict):
+                parts += [output.get("text", ""), output.get("data", {}).get("text/plain", "")]
+    return "\n".join("".join(part) if isinstance(part, list) else str(part) for part in parts)
+
+
+def main(needles, lines, top="/", texts=()):
     """Walk `top`; print one LEAK line per finding and a SCANNED summary."""
-    scan = Scan(needles, lines)
+    scan = Scan(needles, lines, texts)
     scan.walk(top)
     for kind, path in scan.found:
         print("LEAK", kind, path)

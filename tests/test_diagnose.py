@@ -12,6 +12,8 @@ from grader import diagnose, grading, references, registry
 from grader.assignments.variants import CATALOGUE
 from grader.model import Diagnosis
 from grader.sandbox.limits import Limits
+from tests.test_positional_encoding import MISTAKES, with_encoding
+from tests.test_positional_encoding import SOLUTION as PE_SOLUTION
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
 
@@ -208,6 +210,14 @@ def causal_self_attention(X, W_q, W_k, W_v):
     return w, w @ V
 '''),
 }
+
+# The positional encodings' mistakes, written as students write them (test_positional_encoding).
+SUBMISSIONS.update({
+    mistake: ("positional_encoding", "sinusoidal_encoding", with_encoding(MISTAKES[mistake]))
+    for mistake in MISTAKES if " " not in mistake})
+SUBMISSIONS["positions-not-added"] = (
+    "positional_encoding", "causal_attention_with_positions",
+    PE_SOLUTION.replace("    H = add_positional_encoding(X)\n", "    H = X\n"))
 
 REQUIRED = {"missing-scale", "wrong-scale", "softmax-wrong-axis", "unstable-softmax",
             "transposed-weights", "missing-bias", "mask-includes-diagonal",

@@ -16,9 +16,10 @@ def fresh_registry():
     registry.assignments.cache_clear()
 
 
-def test_the_three_assignments_with_their_fixed_functions():
+def test_the_four_assignments_with_their_fixed_functions():
     known = registry.assignments()
-    assert sorted(known) == ["attention_basics", "torch_attention", "udl_attention"]
+    assert sorted(known) == ["attention_basics", "positional_encoding", "torch_attention",
+                             "udl_attention"]
     assert [e.name for e in known["attention_basics"].exercises] == [
         "softmax", "qkv_projections", "scaled_dot_product_attention", "causal_mask",
         "causal_self_attention"]
@@ -31,6 +32,10 @@ def test_the_three_assignments_with_their_fixed_functions():
     assert torch_block.kind == "class"
     assert known["torch_attention"].requires == ("torch",)
     assert known["udl_attention"].max_score == 10.0
+    assert [(e.name, e.signature, e.points) for e in known["positional_encoding"].exercises] == [
+        ("sinusoidal_encoding", "(seq_len, d_model)", 2),
+        ("add_positional_encoding", "(X)", 1),
+        ("causal_attention_with_positions", "(X, W_q, W_k, W_v)", 3)]
 
 
 def test_unknown_assignment_lists_the_known_ones():

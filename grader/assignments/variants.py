@@ -56,6 +56,20 @@ CATALOGUE: dict[str, str] = {
     "weights-not-normalised": "The attention weights do not sum to 1 for every query.",
     "future-leak": "Tokens attend to later positions: the weights above the diagonal must be "
                    "exactly 0.",
+    "sin-cos-swapped": "Sine and cosine are swapped: the even columns (2i) hold the sine and "
+                       "the odd columns (2i+1) the cosine.",
+    "wrong-exponent-base": "The frequencies use the wrong base: pair i turns at "
+                           "1 / 10000^(2i/d_model), with 10000 as the base of the power.",
+    "exponent-per-column": "Each column gets its own frequency: columns 2i and 2i+1 share one, "
+                           "1 / 10000^(2i/d_model), so the exponent uses the pair's even "
+                           "index, not the column's.",
+    "positions-from-one": "The positions start at 1: the first row is position 0, whose "
+                          "encoding is [0, 1, 0, 1, ...].",
+    "frequency-wrong-axis": "The frequency varies along the positions instead of the features: "
+                            "the angle at row pos and pair i is pos / 10000^(2i/d_model), so "
+                            "pos grows down the rows and the frequency falls along the columns.",
+    "positions-not-added": "The position encodings are not added to X before the projections: "
+                           "attend over X + PE.",
 }
 
 

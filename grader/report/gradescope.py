@@ -11,7 +11,9 @@ from grader.report import json as json_report
 from grader.report import markdown
 from grader.report.render import fence, md_escape
 
-# Hidden cases are shown once the due date has passed; public ones at once.
+# Hidden cases are shown once the due date has passed; public ones at once. With the
+# assignment's show_hidden_after, a hidden test carries its details, which Gradescope shows
+# after the due date set there (set it to the same time), or at once when it has passed.
 VISIBILITY = {Visibility.PUBLIC: "visible", Visibility.HIDDEN: "after_due_date"}
 
 
@@ -29,15 +31,16 @@ def to_dict(result: Result) -> dict[str, Any]:
                 lines.append(f"*{md_escape(check.note)}*")
             if check.caution:
                 lines.append(f"**Careful:** {md_escape(check.caution)}.")
-            if check.message:
-                marks = fence(check.message)
-                lines.append(f"{marks}text\n{check.message}\n{marks}")
+            message = check.detail or check.message
+            if message:
+                marks = fence(message)
+                lines.append(f"{marks}text\n{message}\n{marks}")
             tests.append({
                 "name": f"{exercise.name}: {check.name}", "number": f"{i}.{j}",
                 "score": check.score, "max_score": check.max_score,
                 "status": "passed" if check.passed else "failed",
                 "output": "\n\n".join(lines), "output_format": "md",
-                "visibility": VISIBILITY[check.visibility],
+                "visibility": "visible" if result.hidden_shown else VISIBILITY[check.visibility],
                 "tags": [exercise.name, check.visibility.value,
                          *([check.diagnosis.id] if check.diagnosis else [])],
             })

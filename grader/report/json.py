@@ -44,6 +44,8 @@ def to_dict(result: Result) -> dict[str, Any]:
         "worker": result.worker,
         "sha256": result.sha256, "output": result.output,
         "grader_failed": result.grader_failed, "files": list(result.files),
+        "show_hidden_after": result.show_hidden_after or None,
+        "hidden_shown": result.hidden_shown,
     }
 
 

@@ -42,6 +42,9 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
     else:
         console.print(f"[bold]{title}[/]: [bold]{result.score:g} / {result.max_score:g}[/]"
                       f" in {result.duration_s:.2f} s")
+    if result.show_hidden_after and not result.public_only:
+        when = "shown since" if result.hidden_shown else "shown from"
+        console.print(f"  hidden checks: details {when} {_safe(result.show_hidden_after)}")
     for exercise in result.exercises:
         style = _STYLE.get(exercise.status, "")
         passed = sum(check.passed for check in exercise.checks)
@@ -66,7 +69,7 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
                 continue
             shown.add(lines[0])
             public = check.visibility.value == "public"
-            detail = lines[:8] if public or verbose else lines[:1]
+            detail = lines[:8] if public or verbose or result.hidden_shown else lines[:1]
             console.print(f"      {_safe(check.name)} ({check.worth}): "
                           f"{_safe(detail[0])}")
             for line in detail[1:]:

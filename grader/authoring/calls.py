@@ -1,0 +1,163 @@
+"""The calls a master notebook makes of its graded functions, recorded by running it.
+
+The master runs in the sandbox, as a submission does: its code cells, with each graded
+function wrapped right after the statement that defines it, so that every call the notebook
+makes from its own cells (not from inside another graded function) is recorded with its
+arguments. The arguments come back as plain data through the sandbox's protocol.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from grader import loading
+from grader.authoring.master import Master
+from grader.errors import SpecError, SubmissionError
+from grader.model import Inputs, Status
+from grader.references import LIMITS
+from grader.sandbox.session import SandboxConfig, Session
+
+MAX_CALLS = 200
+RECORD = "__grade_assign_record__"
+CALLS = "__grade_assign_calls__"
+PRELUDE = f'''import copy as __grade_assign_copy
+import functools as __grade_assign_functools
+import inspect as __grade_assign_inspect
+
+__grade_assign_log = []
+__grade_assign_depth = [0]
+
+
+def __grade_assign_plain(value):
+    """An argument as data the grader can read back, or None when it is something else."""
+    import numpy
+    if value is None or type(value) in (bool, int, float):
+        return (value,)
+    if isinstance(value, numpy.generic):
+        return (value.item(),)
+    if isinstance(value, (list, tuple)):
+        try:
+            value = numpy.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            return None
+    if type(value) is numpy.ndarray and value.dtype.kind in "biuf":
+        return (numpy.array(value, dtype=float),)
+    return None
+
+
+def {RECORD}(function, name):
+    signature = __grade_assign_inspect.signature(function)
+
+    @__grade_assign_functools.wraps(function)
+    def recorded(*args, **kwargs):
+        if __grade_assign_depth[0] == 0 and len(__grade_assign_log) < {MAX_CALLS}:
+            try:
+                bound = signature.bind(*args, **kwargs)
+                plain = [__grade_assign_plain(value) for value in bound.args]
+                if len(bound.args) == len(bound.arguments) and all(plain):
+                    __grade_assign_log.append((name, tuple(p[0] for p in plain)))
+                else:
+                    __grade_assign_log.append((name, "unsupported"))
+            except TypeError:
+                pass
+        __grade_assign_depth[0] += 1
+        try:
+            return function(*args, **kwargs)
+        finally:
+            __grade_assign_depth[0] -= 1
+
+    return recorded
+
+
+def {CALLS}():
+    return list(__grade_assign_log)
+'''
+
+
+@dataclass(frozen=True)
+class Calls:
+    """What the master's own cells called each graded function with."""
+
+    inputs: dict[str, tuple[Inputs, ...]]
+    """Function name -> the distinct positional arguments of its calls, in order."""
+    unsupported: dict[str, int]
+    """Function name -> calls whose arguments are not numbers, arrays or None (left out)."""
+
+
+def _wrapped(source: str, names: set[str]) -> tuple[str, list[int]]:
+    """A cell with `name = record(name, "name")` after each statement that defines a graded
+    function (classes are not recorded: a case of a class needs its weights), and the lines
+    (1-based, of the new cell) that were added."""
+    try:
+        tree = ast.parse(loading.to_python(source))
+    except (SyntaxError, ValueError):
+        return source, []
+    lines = loading.to_python(source).splitlines()
+    defined = sorted((node.end_lineno or node.lineno, node.name) for node in tree.body
+                     if isinstance(node, ast.FunctionDef) and node.name in names)
+    for end, name in reversed(defined):
+        lines.insert(end, f'{name} = {RECORD}({name}, "{name}")')
+    return "\n".join(lines) + "\n", [end + i + 1 for i, (end, _) in enumerate(defined)]
+
+
+def _located(message: str, added: list[int]) -> str:
+    """A cell's message with its line numbers as the master's cell has them."""
+    return re.sub(r"\bline (\d+)", lambda m: "line " + str(
+        int(m.group(1)) - sum(line < int(m.group(1)) for line in added)), message)
+
+
+def _same(a: Inputs, b: Inputs) -> bool:
+    return len(a) == len(b) and all(
+        type(x) is type(y) and (np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y)
+        for x, y in zip(a, b, strict=True))
+
+
+def record(master: Master) -> Calls:
+    """Run the master in the sandbox and return the calls it makes; SpecError when a cell of
+    it fails, naming the cell."""
+    names = {graded.name for graded in master.graded}
+    wrapped = [_wrapped(source, names) for source in master.code_cells]
+    cells = [PRELUDE] + [source for source, _ in wrapped]
+    notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "id": f"c{i}", "metadata": {}, "outputs": [],
+         "execution_count": None, "source": source} for i, source in enumerate(cells)]}
+    with tempfile.TemporaryDirectory(prefix="grade-assign-") as folder:
+        path = Path(folder) / f"{master.assignment}.ipynb"
+        path.write_text(json.dumps(notebook), encoding="utf-8")
+        try:
+            submission = loading.load(path, LIMITS)
+        except SubmissionError as exc:
+            raise SpecError(f"{master.path}: {exc.message}") from None
+        with Session(SandboxConfig(LIMITS)) as session:
+            for result in session.run(submission):
+                if result.status not in (Status.OK, Status.SKIPPED):
+                    message = _located(result.message, wrapped[result.index - 2][1])
+                    raise SpecError(f"{master.path}: code cell {result.index - 1} "
+                                    f"{result.status.value}: {message}; fix the master so "
+                                    "that it runs from top to bottom")
+            outcome = session.call(CALLS, "function", (), {}, None)
+    if outcome.status is not Status.PASSED or not isinstance(outcome.value, list):
+        raise SpecError(f"{master.path}: its calls could not be read back ({outcome.message})")
+    return _collect(outcome.value, names)
+
+
+def _collect(log: list[Any], names: set[str]) -> Calls:
+    inputs: dict[str, list[Inputs]] = {name: [] for name in sorted(names)}
+    unsupported: dict[str, int] = {}
+    for entry in log:
+        name, args = entry
+        if args == "unsupported":
+            unsupported[name] = unsupported.get(name, 0) + 1
+            continue
+        args = tuple(args)
+        if not any(_same(args, seen) for seen in inputs[name]):
+            inputs[name].append(args)
+    return Calls({name: tuple(found) for name, found in inputs.items()}, unsupported)

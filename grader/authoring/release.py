@@ -1,0 +1,87 @@
+"""`grade release ASSIGNMENT --out DIR`: what students receive, and nothing else.
+
+An allow-list: the stub notebooks (outputs cleared), the stub module, and
+`<assignment>.check.npz`, the public cases and their expected outputs for `check()`
+(`grader.released`). Before anything is written, every file is checked to be a stub: no
+solution marker, and every exercise a student writes still raises NotImplementedError.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from typing import Any
+
+from grader import references, released
+from grader.authoring.files import notebook_text
+from grader.authoring.layout import Layout
+from grader.authoring.master import BEGIN, END
+from grader.errors import SpecError, UsageError
+from grader.model import Assignment
+
+
+def _cleared(notebook: dict[str, Any]) -> dict[str, Any]:
+    """A notebook with no outputs and no execution counts: what ran on the instructor's
+    machine (printed hidden values, say) stays there."""
+    for cell in notebook.get("cells", []):
+        if cell.get("cell_type") == "code":
+            cell["outputs"] = []
+            cell["execution_count"] = None
+    return notebook
+
+
+def _refuse_solutions(path: Path, code: str, assignment: Assignment) -> None:
+    """SpecError when a stub file holds a solution marker, or an exercise that students write
+    without a `raise NotImplementedError` in it."""
+    if BEGIN in code or END in code:
+        raise SpecError(f"{path}: holds a solution marker ({BEGIN}); release the stubs that "
+                        "`grade assign` writes, not the master")
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return  # IPython syntax: the markers were the check that matters
+    written = {e.name for e in assignment.exercises if not e.provided}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in written and \
+                "NotImplementedError" not in ast.unparse(node):
+            raise SpecError(f"{path}: {node.name} is not a stub (it never raises "
+                            "NotImplementedError); release the stubs, not a solution")
+
+
+def _notebook_code(notebook: dict[str, Any]) -> str:
+    return "\n".join("".join(cell.get("source", "")) for cell in notebook.get("cells", [])
+                     if cell.get("cell_type") == "code")
+
+
+def release(assignment: Assignment, out: Path, layout: Layout | None = None) -> list[Path]:
+    """Write what students receive into `out`; the files written."""
+    layout = layout or Layout.current()
+    parts = tuple(e.notebook for e in assignment.exercises if e.notebook)
+    stored = references.ready(assignment, public_only=True)  # stale or missing: stop here
+    planned: list[tuple[Path, str]] = []
+    for source in (layout.module(assignment.name), *layout.notebooks(assignment.name, parts)):
+        try:
+            text = source.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise SpecError(f"{source}: cannot be read ({exc.strerror}); run `grade assign` "
+                            "or write the stubs") from None
+        if source.suffix == ".ipynb":
+            notebook = _cleared(json.loads(text))
+            _refuse_solutions(source, _notebook_code(notebook), assignment)
+            text = notebook_text(notebook)
+        else:
+            _refuse_solutions(source, text, assignment)
+        planned.append((out / source.name, text))
+    data = out / f"{assignment.name}{released.SUFFIX}"
+    ours = {path.name for path, _ in planned} | {data.name}
+    others = sorted(p.name for p in out.iterdir() if p.name not in ours) \
+        if out.is_dir() else []
+    if others:  # a release is the whole folder: nothing else may go out with it
+        raise UsageError(f"{out}: holds other files ({', '.join(others[:3])}); release into "
+                         "a new or empty folder")
+    out.mkdir(parents=True, exist_ok=True)
+    for path, text in planned:
+        path.write_text(text, encoding="utf-8")
+    released.write(data, assignment, stored)
+    return [path for path, _ in planned] + [data]

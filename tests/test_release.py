@@ -1,0 +1,225 @@
+"""`grade release`: students receive the stubs and the public cases, and nothing hidden.
+
+For every assignment in the registry, the released folder is scanned (`tests/leakscan.py`)
+for every hidden input and expected value, as float64 bytes (raw and inside the npz) and as
+text (in full and as numpy prints it), and for every line of solution code; values that a
+public case shows too are not secrets. The same scan finds each kind of secret planted in a
+release: it can fail. `check()` works from a release alone.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader import cli, references, registry, released, selfcheck
+from grader.authoring import release
+from grader.authoring.layout import Layout
+from grader.errors import SpecError, UsageError
+from grader.model import Assignment, Visibility
+from tests import leakscan
+
+NAMES = sorted(registry.assignments())
+
+
+def _arrays(value: object) -> Iterator[np.ndarray]:
+    if isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
+        yield np.asarray(value, dtype=float)
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _arrays(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _arrays(item)
+
+
+def _distinctive(value: float) -> bool:
+    return bool(np.isfinite(value)) and value != round(value, 4)
+
+
+def _material(assignment: Assignment, visibility: Visibility) -> list[np.ndarray]:
+    """Every input and expected array of the cases of one visibility."""
+    stored = references.load(assignment)
+    found = []
+    for exercise in assignment.exercises:
+        for case in exercise.cases:
+            if case.visibility is visibility:
+                found += list(_arrays((case.inputs(), dict(case.init_kwargs))))
+                found += list(stored.get(exercise.name, case.name))
+    return found
+
+
+def _windows(arrays: list[np.ndarray]) -> set[bytes]:
+    found = set()
+    for array in arrays:
+        flat = np.ascontiguousarray(array, dtype="<f8").ravel()
+        for i in range(len(flat) - 1):
+            if _distinctive(flat[i]) or _distinctive(flat[i + 1]):
+                found.add(flat[i:i + 2].tobytes())
+    return found
+
+
+def _texts(arrays: list[np.ndarray]) -> set[str]:
+    """A value as Python writes it in full, and as numpy prints it (8 significant digits)."""
+    found = set()
+    for array in arrays:
+        for value in np.asarray(array, dtype=float).ravel():
+            if _distinctive(value):
+                found |= {repr(float(value)), np.format_float_positional(
+                    value, precision=8, unique=False, fractional=False, trim="-")}
+    return found
+
+
+def secrets(assignment: Assignment) -> tuple[list[str], list[str], list[str]]:
+    """(byte needles, solution lines, text needles) of what must never reach students."""
+    hidden = _material(assignment, Visibility.HIDDEN)
+    public = _material(assignment, Visibility.PUBLIC)
+    needles = sorted(w.hex() for w in _windows(hidden) - _windows(public))
+    texts = sorted(_texts(hidden) - _texts(public))
+    layout = Layout.current()
+    given: set[str] = set()
+    for path in layout.exercises.glob(f"{assignment.name}*"):
+        text = path.read_text()
+        if path.suffix == ".ipynb":
+            text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"])
+        given |= {line.strip() for line in text.splitlines()}
+    lines = set()
+    for line in layout.solution(assignment.name).read_text().splitlines():
+        text = line.strip()
+        if len(text) >= 10 and text not in given and not text.startswith(
+                ("#", "import ", "from ", '"""', "def ", "class ")):
+            lines.add(text)
+    return needles, sorted(lines), texts
+
+
+@pytest.fixture(scope="module")
+def releases(tmp_path_factory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("releases")
+    for name in NAMES:
+        release.release(registry.get(name), folder / name)
+    return {name: folder / name for name in NAMES}
+
+
+def scan(folder: Path, assignment: Assignment) -> leakscan.Scan:
+    needles, lines, texts = secrets(assignment)
+    assert needles and lines and texts  # there is something to find
+    return leakscan.main(needles, lines, top=str(folder), texts=texts)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_release_holds_nothing_hidden(releases, name, capsys):
+    found = scan(releases[name], registry.get(name))
+    assert found.found == []
+    assert found.files == len(list(releases[name].iterdir())) >= 3
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_release_is_the_stubs_and_the_check_data(releases, name):
+    assignment = registry.get(name)
+    parts = {e.notebook for e in assignment.exercises if e.notebook} or {f"{name}.ipynb"}
+    assert sorted(p.name for p in releases[name].iterdir()) == sorted(
+        {f"{name}.py", f"{name}.check.npz", *parts})
+    public, stored = released.read(releases[name] / f"{name}.check.npz")
+    for exercise, given in zip(assignment.exercises, public.exercises, strict=True):
+        shown = [c.name for c in exercise.cases if c.visibility is Visibility.PUBLIC]
+        assert [c.name for c in given.cases] == shown
+        assert given.misconceptions == () and given.signature == exercise.signature
+        for case in given.cases:
+            expected = references.load(assignment).get(exercise.name, case.name)
+            for a, b in zip(stored.get(exercise.name, case.name), expected, strict=True):
+                np.testing.assert_array_equal(a, b)
+            for a, b in zip(_arrays(case.inputs()), _arrays(exercise.case(case.name).inputs()),
+                            strict=True):
+                np.testing.assert_array_equal(a, b)
+    with zipfile.ZipFile(releases[name] / f"{name}.check.npz") as data:
+        assert all(n.startswith(("inputs/", "init/", "expected/", "__meta__"))
+                   for n in data.namelist())
+
+
+def test_the_scan_finds_each_planted_secret(releases, tmp_path):
+    assignment = registry.get("positional_encoding")
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    needles, lines, texts = secrets(assignment)
+    hidden = references.load(assignment).get("sinusoidal_encoding", "more-features-than-positions")
+    np.savez(planted / "extra.npz", leaked=hidden[0])
+    notebook = json.loads((releases["positional_encoding"] / "positional_encoding.ipynb")
+                          .read_text())
+    notebook["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [],
+                              "execution_count": None, "source": [f"    {lines[0]}\n"]})
+    (planted / "with_solution.ipynb").write_text(json.dumps(notebook, indent=1))
+    (planted / "printed.md").write_text(f"the answer is {texts[len(texts) // 2]}\n")
+    found = leakscan.main(needles, lines, top=str(planted), texts=texts).found
+    assert sorted(found) == sorted([("array", str(planted / "extra.npz")),
+                                    ("array", str(planted / "extra.npz") + ":leaked.npy"),
+                                    ("line", str(planted / "with_solution.ipynb")),
+                                    ("text", str(planted / "printed.md"))])
+
+
+def test_a_master_or_a_solution_is_never_released(tmp_path, monkeypatch):
+    root = tmp_path / "course"
+    for folder in ("exercises", "solutions"):
+        (root / folder).mkdir(parents=True)
+    (root / "solutions" / "references").mkdir()
+    name = "positional_encoding"
+    layout = Layout.current()
+    for path in (layout.hidden(name),):
+        (root / "solutions" / "references" / path.name).write_bytes(path.read_bytes())
+    (root / "solutions" / f"{name}.py").write_bytes(layout.solution(name).read_bytes())
+    (root / "exercises" / f"{name}.ipynb").write_bytes(
+        (layout.exercises / f"{name}.ipynb").read_bytes())
+    monkeypatch.setenv(references.ENV_SOLUTIONS, str(root / "solutions"))
+    # The stub module is the solution by mistake: refused, nothing written.
+    (root / "exercises" / f"{name}.py").write_bytes(layout.solution(name).read_bytes())
+    with pytest.raises(SpecError, match=r"positional_encoding\.py: sinusoidal_encoding is not a "
+                       r"stub \(it never raises NotImplementedError\); release the stubs"):
+        release.release(registry.get(name), tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    # The master notebook given as the student's: its markers give it away.
+    (root / "exercises" / f"{name}.py").write_bytes(layout.module(name).read_bytes())
+    (root / "exercises" / f"{name}.ipynb").write_bytes(
+        (layout.solutions / f"{name}_master.ipynb").read_bytes())
+    with pytest.raises(SpecError, match="holds a solution marker"):
+        release.release(registry.get(name), tmp_path / "out")
+
+
+def test_release_refuses_a_folder_with_other_files(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(UsageError, match="holds other files \\(notes.txt\\); release into a new"):
+        release.release(registry.get("attention_basics"), tmp_path)
+
+
+def test_check_works_from_a_release_alone(tmp_path, monkeypatch, capsys):
+    """A student with the grader but without the assignment's declaration: check() reads the
+    released public cases from the notebook's folder."""
+    out = tmp_path / "release"
+    assert cli.run(["release", "positional_encoding", "--out", str(out)], io.StringIO(),
+                   io.StringIO()) == 0
+    monkeypatch.chdir(out)
+    known = {name: a for name, a in registry.assignments().items()
+             if name != "positional_encoding"}
+    monkeypatch.setattr(registry, "assignments", lambda: known)
+
+    def sinusoidal_encoding(seq_len, d_model):  # positions from 1
+        positions = np.arange(1, seq_len + 1)[:, None]
+        angles = positions / 10000 ** (np.arange(0, d_model, 2) / d_model)
+        encoding = np.zeros((seq_len, d_model))
+        encoding[:, 0::2], encoding[:, 1::2] = np.sin(angles), np.cos(angles)
+        return encoding
+
+    result = selfcheck.run("sinusoidal_encoding", sinusoidal_encoding)
+    assert result.assignment == "positional_encoding" and result.public_only
+    checks = result.exercises[0].checks
+    assert [c.name for c in checks] == ["notebook-example", "notebook-example-2"]
+    assert not any(c.passed for c in checks)
+    assert "Mismatched elements: 24 / 24" in checks[0].message
+    solution = references.load_solution("positional_encoding")
+    right = selfcheck.run("causal_attention_with_positions",
+                          solution.causal_attention_with_positions)
+    assert [c.passed for c in right.exercises[0].checks] == [True]

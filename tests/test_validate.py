@@ -1,0 +1,225 @@
+"""`grade validate`: each mistake an author makes, from a deliberately broken assignment in
+tmp_path, said by its message with exit code 1; a sound assignment passes with exit code 0;
+and every assignment in the registry passes."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from grader import cli, references, registry
+from grader.authoring import validate
+
+SOLUTION = '''import numpy as np
+
+
+def softmax(x):
+    """Stable softmax over the last axis."""
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
+'''
+STUB = '''import numpy as np
+
+
+def softmax(x):
+    """Stable softmax over the last axis."""
+    raise NotImplementedError("softmax")
+'''
+CASES = '''
+    Case("vector", normal((5,)), seed=1, visibility=Visibility.PUBLIC),
+    Case("matrix", normal((3, 4)), seed=2),
+    Case("large-values", normal((2, 3), scale=1000.0), seed=3,
+         note="values in the thousands overflow exp() unless the maximum is subtracted"),
+'''
+MISTAKES = '''
+    misconception("unstable-softmax", naive_softmax, conditional=LARGE),
+    misconception("softmax-whole-array", whole_softmax, conditional=MATRIX),
+'''
+DECLARATION = '''import numpy as np
+
+from grader.assignments.inputs import fixed, normal
+from grader.assignments.variants import (
+    LARGE, MATRIX, misconception, naive_softmax, softmax as right, whole_softmax)
+from grader.model import Assignment, Case, Exercise, Visibility
+
+ASSIGNMENT = Assignment(name="unit", title="A unit", exercises=(
+    Exercise(name="softmax", signature="(x)", points=2, cases=({cases}),
+             misconceptions=({mistakes})),
+))
+'''
+
+
+def write_course(root: Path, monkeypatch, cases: str = CASES, mistakes: str = MISTAKES,
+                 stub: str = STUB, solution: str = SOLUTION, build: bool = True) -> Path:
+    """A course folder with one assignment `unit`, registered through the environment."""
+    for folder in ("assignments", "solutions", "exercises", "references"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    (root / "assignments" / "unit.py").write_text(
+        DECLARATION.replace("{cases}", cases).replace("{mistakes}", mistakes))
+    (root / "solutions" / "unit.py").write_text(solution)
+    (root / "exercises" / "unit.py").write_text(stub)
+    notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"grader": {"assignment": "unit"}},
+                "cells": [{"cell_type": "code", "id": "a", "metadata": {}, "outputs": [],
+                           "execution_count": None, "source": stub + '\ncheck("softmax")\n'}]}
+    (root / "exercises" / "unit.ipynb").write_text(json.dumps(notebook))
+    monkeypatch.setenv(registry.ENV_FOLDERS, str(root / "assignments"))
+    monkeypatch.setenv(references.ENV_SOLUTIONS, str(root / "solutions"))
+    monkeypatch.setenv(references.ENV_PUBLIC, str(root / "references"))
+    registry.assignments.cache_clear()
+    if build:
+        references.build(registry.get("unit"))
+    return root
+
+
+@pytest.fixture(autouse=True)
+def fresh_registry():
+    registry.assignments.cache_clear()
+    yield
+    registry.assignments.cache_clear()
+
+
+def run_validate(name: str = "unit") -> tuple[int, str]:
+    out = io.StringIO()
+    code = cli.run(["validate", name], out, io.StringIO())
+    return code, out.getvalue()
+
+
+def test_a_sound_assignment_passes(tmp_path, monkeypatch):
+    write_course(tmp_path, monkeypatch)
+    assert run_validate() == (0, "unit: 1 exercises, 3 cases: no problem found\n")
+
+
+@pytest.mark.parametrize("name", ["attention_basics", "positional_encoding", "torch_attention",
+                                  "udl_attention"])
+def test_every_assignment_in_the_registry_passes(name):
+    code, output = run_validate(name)
+    assert (code, output) == (0, output) and output.endswith("no problem found\n"), output
+
+
+def test_a_stub_whose_signature_differs_from_the_solutions(tmp_path, monkeypatch):
+    root = write_course(tmp_path, monkeypatch,
+                        stub=STUB.replace("def softmax(x):", "def softmax(x, axis=-1):"))
+    code, output = run_validate()
+    assert code == 1
+    for stub in ("unit.py", "unit.ipynb"):
+        assert (f"unit: {root / 'exercises' / stub}: the stub softmax(x, axis=-1) differs from "
+                "the solution's softmax(x); give the stub the solution's parameters\n") in output
+
+
+def test_a_solution_whose_signature_differs_from_the_declaration(tmp_path, monkeypatch):
+    root = write_course(tmp_path, monkeypatch, build=False,
+                        solution=SOLUTION.replace("def softmax(x):", "def softmax(z):")
+                        .replace("(x", "(z").replace("x,", "z,"))
+    code, output = run_validate()
+    assert code == 1
+    assert (f"unit: {root / 'solutions' / 'unit.py'}: softmax(z) differs from the declared "
+            "signature (x); make them agree\n") in output
+
+
+def test_stale_references(tmp_path, monkeypatch):
+    root = write_course(tmp_path, monkeypatch)
+    solution = root / "solutions" / "unit.py"
+    solution.write_text(SOLUTION.replace("np.max(x, axis=-1, keepdims=True)", "0"))
+    code, output = run_validate()
+    assert code == 1
+    hidden = root / "solutions" / "references" / "unit.npz"
+    assert (f"unit: unit: {hidden}: stale, built from another version of {solution}; run "
+            "`grade references build unit`\n") in output
+    assert (f"unit: unit: {hidden}: softmax/large-values differs from what the solution "
+            "computes; run `grade references build unit`\n") in output
+    assert "softmax/vector differs" not in output
+
+
+def test_missing_references(tmp_path, monkeypatch):
+    root = write_course(tmp_path, monkeypatch, build=False)
+    code, output = run_validate()
+    assert code == 1
+    assert (f"{root / 'references' / 'unit.npz'}: no references for unit; run `grade "
+            "references build unit`") in output
+
+
+@pytest.mark.parametrize("case, answer", [
+    # A 1-D vector is one row: a softmax over the whole array is right there.
+    ('Case("vector", normal((5,)), seed=1, visibility=Visibility.PUBLIC),',
+     "softmax-whole-array"),
+    # softmax of one element is 1: a function that returns its input passes.
+    ('Case("one", fixed([[1.0]]), visibility=Visibility.PUBLIC),',
+     "return the input unchanged"),
+])
+def test_a_scored_case_that_a_wrong_answer_passes(tmp_path, monkeypatch, case, answer):
+    mistakes = MISTAKES.replace("whole_softmax, conditional=MATRIX", "whole_softmax")
+    write_course(tmp_path, monkeypatch, cases=CASES.replace(
+        'Case("vector", normal((5,)), seed=1, visibility=Visibility.PUBLIC),', case),
+        mistakes=mistakes)
+    code, output = run_validate()
+    assert code == 1
+    name = case.split('"')[1]
+    assert (f"unit: softmax/{name}: accepts the wrong answer '{answer}', so it gives free "
+            "points; change its inputs so that this answer gives other numbers, or mark it "
+            "scored=False and say why in its note\n") in output
+
+
+def test_a_conditional_mistake_that_no_case_shows(tmp_path, monkeypatch):
+    write_course(tmp_path, monkeypatch, cases=CASES.split("    Case(\"large-values\"")[0])
+    code, output = run_validate()
+    assert code == 1
+    assert output == ("unit: softmax: the misconception 'unstable-softmax' returns what the "
+                      "solution returns on every case, so no case can recognise it; add a case "
+                      "with inputs large enough to overflow exp()\n")
+
+
+def test_two_misconceptions_no_case_tells_apart(tmp_path, monkeypatch):
+    write_course(tmp_path, monkeypatch, mistakes=MISTAKES + '''
+    misconception("weights-not-normalised", lambda x: whole_softmax(x), conditional=MATRIX),
+''')
+    code, output = run_validate()
+    assert code == 1
+    assert output == ("unit: softmax: the misconceptions 'softmax-whole-array' and "
+                      "'weights-not-normalised' give the same output on every case, so a "
+                      "student with the second is told the first; add a case that tells them "
+                      "apart\n")
+
+
+def test_a_misconception_equal_to_the_reference_on_every_case(tmp_path, monkeypatch):
+    write_course(tmp_path, monkeypatch, mistakes=MISTAKES + '''
+    misconception("softmax-wrong-axis", lambda x: right(x, axis=-1)),
+''')
+    code, output = run_validate()
+    assert code == 1
+    # Said once, not again as free points on every scored case.
+    assert output == ("unit: softmax: the misconception 'softmax-wrong-axis' returns what the "
+                      "solution returns on every case, so no case can recognise it; fix its "
+                      "variant, or add a case on which it goes wrong\n")
+
+
+@pytest.mark.parametrize("note, said, missing", [
+    ("checks stability for large values", "stability",
+     "no input reaches 50 in magnitude, so exp() cannot overflow"),
+    ("one token", "one token", "no input has an axis of size 1"),
+])
+def test_a_note_that_claims_what_the_inputs_do_not_exercise(tmp_path, monkeypatch, note, said,
+                                                            missing):
+    write_course(tmp_path, monkeypatch, cases=CASES + f'''
+    Case("claimed", normal((3, 4)), seed=9, note="{note}"),
+''')
+    code, output = run_validate()
+    assert code == 1
+    assert output == (f"unit: softmax/claimed: its note says '{said}', but {missing}; change "
+                      "the inputs or the note\n")
+
+
+def test_a_broken_solution_is_said_without_a_traceback(tmp_path, monkeypatch):
+    write_course(tmp_path, monkeypatch, build=False,
+                 solution=SOLUTION.replace("return e /", "return undefined_name /"))
+    code, output = run_validate()
+    assert code == 1
+    assert "softmax/vector: raised NameError: name 'undefined_name' is not defined" in output
+    assert "Traceback" not in output
+
+
+def test_problems_name_their_place():
+    problem = validate.Problem("softmax/vector", "accepts the wrong answer 'x'")
+    assert str(problem) == "softmax/vector: accepts the wrong answer 'x'"
