@@ -1,5 +1,5 @@
 """`python -m grader` runs the `grade` command."""
 
-from grader.cli import main
+from grader.entry import main
 
 main()

@@ -7,31 +7,20 @@ does not collide with the built-in assignment it made."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
-import pytest
-
-from grader import cli, registry
+from grader import registry
 from grader.authoring.layout import Layout
 from tests import test_release
 from tests.conftest import ROOT
 
+# The command line as a function, and a registry read afresh around each test (autouse).
+from tests.test_assign import fresh_registry  # noqa: F401
+from tests.test_assign import run as grade
+
 NAME = "pe_course"
 
-
-def grade(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = cli.run(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
-
-
-@pytest.fixture(autouse=True)
-def fresh_registry():
-    registry.assignments.cache_clear()
-    yield
-    registry.assignments.cache_clear()
 
 
 def test_assign_validate_release_and_batch(tmp_path, monkeypatch):

@@ -513,18 +513,19 @@ class Client:
 _CLIENTS: dict[tuple[str, ...], Client] = {}
 _CLIENTS_LOCK = threading.Lock()
 _KEPT = [0]
+_KEPT_LOCK = threading.Lock()  # not _CLIENTS_LOCK: that one is held while a zygote boots
 
 
 def hold() -> None:
     """Keep the zygotes until the matching `release()`."""
-    with _CLIENTS_LOCK:
+    with _KEPT_LOCK:
         _KEPT[0] += 1
 
 
 def release() -> None:
     """Let go of one `hold()`; when the last is gone, the zygotes are stopped, so that none
     outlives its grading."""
-    with _CLIENTS_LOCK:
+    with _KEPT_LOCK:
         _KEPT[0] -= 1
         last = _KEPT[0] == 0
     if last:
@@ -553,6 +554,20 @@ def client(offer: isolation.Offer, preload: tuple[str, ...]) -> Client:
             current.close()
         _CLIENTS[key] = Client(offer, key)
         return _CLIENTS[key]
+
+
+def prestart(preload: tuple[str, ...]) -> None:
+    """Start the zygote for this preload set in the background, so that it boots while the
+    grader does its own work; the first spawn waits for it. Where none can be had, that
+    spawn says why."""
+
+    def start() -> None:
+        offer = isolation.offered()
+        if offer.namespaces:
+            with contextlib.suppress(ZygoteLost):
+                client(offer, preload)
+
+    threading.Thread(target=start, name="zygote-prestart", daemon=True).start()
 
 
 def spawn(offer: isolation.Offer, preload: tuple[str, ...], env: dict[str, str],
