@@ -187,7 +187,8 @@ class Cluster:
         except TimeoutError:
             raise UsageError(f"--dask {self.address}: no Dask worker joined the scheduler in "
                              f"{WORKERS_TIMEOUT_S} s; start them with `dask worker "
-                             f"{self.address} --nthreads 1 --nworkers auto`") from None
+                             f"{self.address} --nworkers N --nthreads 1` on each host, N its "
+                             "cores") from None
         return client
 
     def _forget(self, name: str) -> None:

@@ -33,6 +33,7 @@ except ImportError:  # in the dev extra: under CI (`CI` set), a missing install 
 
 from grader import batch, cli, grading, registry  # noqa: E402
 from grader.gradebook import Gradebook  # noqa: E402
+from grader.sandbox import zygote  # noqa: E402
 from grader.sandbox.limits import Limits  # noqa: E402
 from tests import test_batch  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
@@ -125,13 +126,30 @@ def test_a_batch_on_local_workers_records_what_a_local_batch_does(local, tmp_pat
     assert [row[4:7] for row in rows(out) if row[0] == "ivan"] == [("graded", 0.0, 10.0)]
 
 
+def zygotes() -> list[int]:
+    """On a worker: the process ids of its zygotes."""
+    return [kept.zygote_pid for kept in zygote._CLIENTS.values() if kept.alive]
+
+
+class WatchZygotes(test_batch.Terminal):
+    """A progress bar that notes each worker's zygotes whenever it is drawn."""
+
+    def __init__(self, client) -> None:
+        super().__init__()
+        self.client, self.seen = client, []
+
+    def write(self, text: str) -> int:
+        self.seen.append(self.client.run(zygotes))
+        return super().write(text)
+
+
 def test_rows_and_reports_equal_a_local_batch(local, two_workers, tmp_path, monkeypatch):
     folder, expected, written = local
-    address, _ = two_workers
+    address, client = two_workers
     # The client needs no references: the workers have them. (A nanny here would start a
     # worker in this environment: none is restarted in this test.)
     monkeypatch.setenv("GRADER_REFERENCES", str(tmp_path / "nowhere"))
-    progress = test_batch.Terminal()
+    progress = WatchZygotes(client)
     summary = grade(folder, tmp_path / "out", address, progress)
     assert (summary.graded, summary.skipped, summary.errors) == (10, 0, 2)
     assert rows(tmp_path / "out") == expected
@@ -142,6 +160,15 @@ def test_rows_and_reports_equal_a_local_batch(local, two_workers, tmp_path, monk
         "(--max-submission-mb); clear the outputs (Cell > All Output > Clear) and hand it in "
         "again")
     assert "grading on 2 Dask workers" in progress.getvalue() and "10/10" in progress.getvalue()
+    # Each worker kept one zygote of its own, warm from its first submission to the last...
+    last = progress.seen[-1]
+    assert sorted(last) == sorted(client.nthreads())
+    assert all(len(pids) == 1 for pids in last.values())
+    assert len({pids[0] for pids in last.values()}) == 2
+    assert all(seen[worker] in ([], pids) for seen in progress.seen for worker, pids in
+               last.items())
+    # ...and let it go when the batch ended.
+    assert client.run(zygotes) == {worker: [] for worker in last}
 
 
 class KillWhenFirstRecorded(io.StringIO):
