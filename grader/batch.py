@@ -9,6 +9,9 @@ Student names come from the path of each file relative to the submissions folder
 
 Every result is recorded in the gradebook as soon as it is ready; a file already graded with
 the same hash is skipped unless `force` is set.
+
+Where the submissions are graded is a `Pool`: threads of this process (`Threads`), or a Dask
+cluster (`grader.distributed`). Finding, recording, resuming and reporting are the same.
 """
 
 from __future__ import annotations
@@ -17,11 +20,12 @@ import hashlib
 import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from grader import combine, grading, references, submissions, text
 from grader.errors import UsageError
@@ -137,67 +141,164 @@ def find(folder: Path, pattern: re.Pattern[str] | None) -> tuple[list[Job], list
     return jobs, ignored
 
 
-def write_outputs(out: Path, job: Job, result: Result) -> None:
+@dataclass(frozen=True)
+class Graded:
+    """One submission graded: its result, and its reports rendered where it was graded."""
+
+    result: Result
+    """The result; from a Dask worker, read back from its JSON (`report.json.from_dict`)."""
+    html: str
+    """The HTML report, rendered from the whole result (the JSON leaves out its heatmaps)."""
+    markdown: str
+    """The Markdown report."""
+
+    @classmethod
+    def of(cls, result: Result) -> Graded:
+        """A result with its reports."""
+        return cls(result, html.render(result), markdown.render(result))
+
+
+def write_outputs(out: Path, job: Job, graded: Graded) -> None:
     """The JSON result and the HTML and Markdown reports of one submission."""
     folder = out / "results" / job.student
     folder.mkdir(parents=True, exist_ok=True)
-    stem = Path(job.names[0]).stem if len(job.names) == 1 else result.assignment
-    (folder / f"{stem}.json").write_text(json_report.render(result), encoding="utf-8")
-    (folder / f"{stem}.html").write_text(html.render(result), encoding="utf-8")
-    (folder / f"{stem}.md").write_text(markdown.render(result), encoding="utf-8")
+    stem = Path(job.names[0]).stem if len(job.names) == 1 else graded.result.assignment
+    (folder / f"{stem}.json").write_text(json_report.render(graded.result), encoding="utf-8")
+    (folder / f"{stem}.html").write_text(graded.html, encoding="utf-8")
+    (folder / f"{stem}.md").write_text(graded.markdown, encoding="utf-8")
 
 
-def _grade_one(job: Job, assignment: Assignment, options: grading.Options,
-               stored: references.References) -> Result:
+def grade_job(job: Job, assignment: Assignment, options: grading.Options,
+              stored: references.References, copies: Sequence[Path] = ()) -> Graded:
+    """Grade one student's files as one submission. `copies` are where a Dask worker wrote
+    the files' bytes; the result names the files as the batch found them all the same."""
     results = []
-    for path, relative, sha256 in zip(job.paths, job.names, job.hashes, strict=True):
+    for index, (path, relative, sha256) in enumerate(
+            zip(job.paths, job.names, job.hashes, strict=True)):
+        graded = copies[index] if copies else path
         try:
-            result = grading.grade(path, assignment, options, stored)
+            result = grading.grade(graded, assignment, options, stored)
         except Exception as exc:  # one bad submission never stops the class; graded next run
             result = grading.failed_result(assignment, str(path),
                                            f"{path}: could not be graded ({exc})",
                                            grader_failed=True)
+        if result.error and graded != path:
+            result = replace(result, error=result.error.replace(str(graded), str(path)))
         # Record the name and hash the batch saw, so that a rerun recognises the file.
         results.append(replace(result, submission=relative, sha256=sha256))
-    return combine.best_of(assignment, results)
+    return Graded.of(combine.best_of(assignment, results))
+
+
+class Pool(Protocol):
+    """Where a batch grades: threads of this process (`Threads`) or a Dask cluster
+    (`grader.distributed.Cluster`). Entering it checks what grading needs, and stops the
+    batch with one error naming the file and the fix when an instructor's file is wrong."""
+
+    label: str
+    """What the progress bar says it is doing."""
+
+    def __enter__(self) -> Pool: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    def width(self) -> int:
+        """How many submissions it grades at once now (at least 1)."""
+        ...
+
+    def submit(self, job: Job) -> Future[Graded]:
+        """Start grading one submission."""
+        ...
+
+
+class Threads:
+    """`jobs` threads of this process, sharing one warm zygote."""
+
+    label = "grading"
+
+    def __init__(self, jobs: int, assignment: Assignment, options: grading.Options) -> None:
+        self.jobs, self.assignment, self.options = max(1, jobs), assignment, options
+        self._stack = ExitStack()
+
+    def __enter__(self) -> Threads:
+        self._stored = grading.ready(self.assignment, self.options)
+        with ExitStack() as stack:
+            stack.enter_context(zygote.kept())
+            self._pool = stack.enter_context(ThreadPoolExecutor(max_workers=self.jobs))
+            self._stack = stack.pop_all()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def width(self) -> int:
+        """The number of threads."""
+        return self.jobs
+
+    def submit(self, job: Job) -> Future[Graded]:
+        """Grade it in a thread."""
+        return self._pool.submit(grade_job, job, self.assignment, self.options, self._stored)
 
 
 def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
         options: grading.Options, force: bool = False, pattern: re.Pattern[str] | None = None,
-        progress: TextIO | None = None) -> Summary:
-    """Grade every submission in `folder` that the gradebook in `out` does not have yet."""
+        progress: TextIO | None = None, dask: str | None = None) -> Summary:
+    """Grade every submission in `folder` that the gradebook in `out` does not have yet,
+    `jobs` at a time here, or on the Dask cluster at `dask` (an address, or local:N)."""
     started = time.monotonic()
-    stored = grading.ready(assignment, options)  # an instructor's mistake stops it here
-    found, ignored = find(folder, pattern)
-    book = Gradebook(out)
-    known = {} if force else book.known_hashes(assignment.name)
-    todo = [job for job in found if known.get((job.student, job.relative)) != job.sha256]
-    report = _progress(progress or sys.stderr, len(todo))
-    errors = 0
-    with zygote.kept(), book.recorder() as record, \
-            ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        pending: dict[Future[Result], Job] = {
-            pool.submit(_grade_one, job, assignment, options, stored): job for job in todo}
-        try:
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                finished = [(pending.pop(future), future.result()) for future in done]
-                # Reports first: a result in the gradebook always has its reports.
-                for job, result in finished:
-                    write_outputs(out, job, result)
-                record([(job.student, job.relative, result) for job, result in finished])
-                for job, result in finished:
-                    errors += result.status is Status.ERROR
-                    report(job, result)
-        except KeyboardInterrupt:
-            for future in pending:
-                future.cancel()
-            raise
+    pool: Pool
+    if dask is None:
+        pool = Threads(jobs, assignment, options)
+    else:
+        import grader.distributed  # Dask is an optional extra
+
+        pool = grader.distributed.Cluster(dask, assignment, options)
+    with pool:  # an instructor's mistake stops it here
+        found, ignored = find(folder, pattern)
+        book = Gradebook(out)
+        known = {} if force else book.known_hashes(assignment.name)
+        todo = [job for job in found if known.get((job.student, job.relative)) != job.sha256]
+        report = _progress(progress or sys.stderr, len(todo), pool.label)
+        errors = _grade_all(pool, todo, out, book, report)
     return Summary(len(todo), len(found) - len(todo), errors, tuple(ignored),
                    time.monotonic() - started)
 
 
-def _progress(stream: TextIO, total: int) -> Callable[[Job, Result], None]:
+def _grade_all(pool: Pool, todo: Sequence[Job], out: Path, book: Gradebook,
+               report: Callable[[Job, Result], None]) -> int:
+    """Grade `todo` in `pool`, writing and recording each result as it comes; the number of
+    errors. No more are handed to the pool than it grades at once, so that a Dask worker
+    that dies takes with it only the submissions it was grading."""
+    waiting = iter(todo)
+    pending: dict[Future[Graded], Job] = {}
+
+    def hand_out() -> None:
+        while len(pending) < pool.width() and (job := next(waiting, None)):
+            pending[pool.submit(job)] = job
+
+    errors = 0
+    with book.recorder() as record:
+        try:
+            hand_out()
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                finished = [(pending.pop(future), future.result()) for future in done]
+                hand_out()  # before writing, so that the pool is never idle meanwhile
+                # Reports first: a result in the gradebook always has its reports.
+                for job, graded in finished:
+                    write_outputs(out, job, graded)
+                record([(job.student, job.relative, graded.result) for job, graded in finished])
+                for job, graded in finished:
+                    errors += graded.result.status is Status.ERROR
+                    report(job, graded.result)
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise
+    return errors
+
+
+def _progress(stream: TextIO, total: int, label: str = "grading"
+              ) -> Callable[[Job, Result], None]:
     """A progress report: a rich bar on a terminal, one plain line per submission otherwise."""
     started, done = time.monotonic(), [0]
     if hasattr(stream, "isatty") and stream.isatty():
@@ -210,10 +311,10 @@ def _progress(stream: TextIO, total: int) -> Callable[[Job, Result], None]:
             TimeRemainingColumn,
         )
 
-        bar = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(),
+        bar = Progress(TextColumn(text.one_line(label)), BarColumn(), MofNCompleteColumn(),
                        TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
                        console=Console(file=stream), transient=False)
-        task = bar.add_task("grading", total=total, rate="")
+        task = bar.add_task(label, total=total, rate="")
         bar.start()
 
         def update(job: Job, result: Result) -> None:

@@ -219,7 +219,7 @@ def _cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
     assignment = registry.get(args.assignment)
     summary = batch.run(Path(args.folder), assignment, Path(args.out), args.jobs,
                         _options(args, public_only=False), force=args.force,
-                        pattern=batch.compile_pattern(args.student_pattern))
+                        pattern=batch.compile_pattern(args.student_pattern), dask=args.dask)
     for line in summary.ignored:
         out.write(f"ignored {text.one_line(line)}\n")
     out.write(f"graded {summary.graded}, skipped {summary.skipped} already in the gradebook, "
@@ -357,6 +357,10 @@ def build_parser() -> argparse.ArgumentParser:
     grade_class.add_argument("--student-pattern", metavar="REGEX",
                              help="a regular expression with a group (?P<student>...), "
                              "searched in each file's path under SUBMISSIONS_DIR")
+    grade_class.add_argument("--dask", metavar="ADDRESS",
+                             help="grade on the Dask cluster whose scheduler is at ADDRESS "
+                             "(tcp://HOST:8786), or on local:N, N Dask worker processes here; "
+                             "--jobs is then ignored (needs attention-grader[dask])")
     _add_limits(grade_class)
     grade_class.set_defaults(handler=_cmd_batch)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from html.parser import HTMLParser
@@ -16,6 +17,7 @@ from grader.model import (
     CheckResult,
     Diagnosis,
     ExerciseResult,
+    Fingerprint,
     Result,
     Status,
     Visibility,
@@ -136,6 +138,39 @@ def test_reports_clean_every_string_of_a_result_and_keep_the_rest():
     assert cleaned.status is Status.GRADED and cleaned.exercises[0].status is Status.FAILED
     assert cleaned.exercises == dirty.exercises and cleaned.cells == dirty.cells
     assert cleaned.exercises[0].checks[0].views[0].expected is VIEW.expected
+
+
+def test_the_json_reads_back_into_the_result_it_came_from():
+    graded = result()
+    exercise = dataclasses.replace(
+        graded.exercises[0], file="12_1.ipynb", fingerprint=Fingerprint("3ee4d300", 67),
+        checks=(dataclasses.replace(graded.exercises[0].checks[0], caution="only right after "
+                                    "its cell", alternatives=(DIAGNOSIS, UNSCALED)),
+                *graded.exercises[0].checks[1:]))
+    full = dataclasses.replace(
+        graded, submission="12_1.ipynb + 12_2.ipynb", files=("12_1.ipynb", "12_2.ipynb"),
+        exercises=(exercise, dataclasses.replace(exercise, name="softmax", fingerprint=None,
+                                                 status=Status.MISSING)),
+        cells=(*graded.cells, CellResult(0, Status.ERROR, "12_2.ipynb: not valid notebook "
+                                         "JSON", file="12_2.ipynb")),
+        error="\x1b[2Jpartly", worker="zygote", public_only=True, sha256="ab" * 32,
+        grader_failed=True, output="out\x07")
+    data = json.loads(json_report.render(full))
+    back = json_report.from_dict(data)
+    assert json_report.to_dict(back) == data
+    # What the JSON leaves out comes back empty; the rest is the result, `clean`.
+    checks = tuple(dataclasses.replace(check, views=(), alternatives=())
+                   for check in exercise.checks)
+    expected = text.clean_fields(dataclasses.replace(full, exercises=tuple(
+        dataclasses.replace(e, checks=checks) for e in full.exercises)))
+    assert back == expected and back.error == "[2Jpartly"
+    # A field added to a result type is added to the JSON, or named here as left out.
+    left_out = {"views", "alternatives"}
+    for kind, keys in ((Result, data), (ExerciseResult, data["exercises"][0]),
+                       (CheckResult, data["exercises"][0]["checks"][0]),
+                       (CellResult, data["cells"][0]), (Diagnosis, {"id", "message"}),
+                       (Fingerprint, data["exercises"][0]["fingerprint"])):
+        assert {f.name for f in dataclasses.fields(kind)} - set(keys) - left_out == set(), kind
 
 
 def test_terminal_summary_without_and_with_colour():

@@ -1,4 +1,7 @@
-"""The JSON result, schema "grader.result/1": keys may be added, never removed or renamed."""
+"""The JSON result, schema "grader.result/1": keys may be added, never removed or renamed.
+
+`from_dict` reads it back (a batch graded on a Dask worker comes back as this JSON).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,16 @@ import json
 from typing import Any
 
 from grader import text
-from grader.model import CheckResult, ExerciseResult, Result
+from grader.model import (
+    CellResult,
+    CheckResult,
+    Diagnosis,
+    ExerciseResult,
+    Fingerprint,
+    Result,
+    Status,
+    Visibility,
+)
 
 SCHEMA = "grader.result/1"
 
@@ -47,6 +59,39 @@ def to_dict(result: Result) -> dict[str, Any]:
         "show_hidden_after": result.show_hidden_after or None,
         "hidden_shown": result.hidden_shown,
     }
+
+
+def from_dict(data: dict[str, Any]) -> Result:
+    """The `Result` that `to_dict` made `data` from: `to_dict(from_dict(data)) == data`. What
+    the JSON leaves out (the arrays a failed public check draws, a diagnosis's alternatives)
+    comes back empty; the JSON is `clean`, so its strings are."""
+    return Result(
+        assignment=data["assignment"], submission=data["submission"],
+        status=Status(data["status"]), score=data["score"], max_score=data["max_score"],
+        duration_s=data["duration_s"], error=data["error"],
+        cells=tuple(CellResult(c["index"], Status(c["status"]), c["message"], c["file"],
+                               c["number"], c["execution_count"]) for c in data["cells"]),
+        exercises=tuple(_exercise_from(e) for e in data["exercises"]),
+        isolation=data["isolation"], worker=data["worker"], output=data["output"],
+        public_only=data["public_only"], sha256=data["sha256"],
+        grader_failed=data["grader_failed"], files=tuple(data["files"]))
+
+
+def _exercise_from(data: dict[str, Any]) -> ExerciseResult:
+    mark = data["fingerprint"]
+    return ExerciseResult(
+        data["name"], Status(data["status"]), data["score"], data["max_score"],
+        tuple(_check_from(c) for c in data["checks"]), data["file"],
+        None if mark is None else Fingerprint(mark["digest"], mark["nodes"]))
+
+
+def _check_from(data: dict[str, Any]) -> CheckResult:
+    found = data["diagnosis"]
+    return CheckResult(
+        data["name"], Visibility(data["visibility"]), data["passed"], data["score"],
+        data["max_score"], Status(data["status"]), data["message"],
+        None if found is None else Diagnosis(found["id"], found["message"]),
+        note=data["note"], caution=data["caution"])
 
 
 def render(result: Result) -> str:

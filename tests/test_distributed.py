@@ -1,0 +1,372 @@
+"""A batch on a Dask cluster: the rows of a local batch, and no result lost to a fault.
+
+One LocalCluster of two worker processes serves the module; each test hands its address to
+`grade batch --dask`, as an instructor would a real scheduler's. Faults are real: a worker
+process killed with SIGKILL, a submission whose grading kills its worker, the client killed.
+No test asserts a time: the machine is shared.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+try:
+    import dask
+    import distributed
+except ImportError:  # in the dev extra: under CI (`CI` set), a missing install step fails
+    if os.environ.get("CI"):
+        raise
+    pytest.skip('Dask is not installed: python3 -m pip install -e ".[dev]"',
+                allow_module_level=True)
+
+from grader import batch, cli, grading, registry  # noqa: E402
+from grader.gradebook import Gradebook  # noqa: E402
+from grader.sandbox import zygote  # noqa: E402
+from grader.sandbox.limits import Limits  # noqa: E402
+from tests import test_batch  # noqa: E402
+from tests.conftest import ROOT  # noqa: E402
+
+OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5, submission_mb=0.5))
+KILL = b"# this line kills the Dask worker that grades it"
+
+
+def make_class(folder: Path) -> Path:
+    """The eight submissions of test_batch (the modules half a second slower), a student with
+    two files, a file over the size limit, and one that kills the Dask worker grading it."""
+    test_batch.make_class(folder, slow=True)
+    (folder / "zoe").mkdir()
+    shutil.copy(ROOT / "solutions" / "udl_attention.py", folder / "zoe" / "final.py")
+    (folder / "zoe" / "helpers.py").write_text("import numpy as np\n")
+    (folder / "ivan_big.py").write_text(f"x = '{'a' * 600_000}'\n")  # 0.6 MB
+    return folder
+
+
+def grade(folder: Path, out: Path, where: str | None, progress: io.StringIO | None = None
+          ) -> batch.Summary:
+    return batch.run(folder, registry.get("udl_attention"), out, 2, OPTIONS,
+                     progress=progress or io.StringIO(), dask=where)
+
+
+def rows(out: Path, leave_out: tuple[str, ...] = (), moved: tuple[Path, Path] | None = None
+         ) -> list[tuple]:
+    """The gradebook's rows with their stored results, but the time each took; `moved`: the
+    class was graded from a copy (from, to), which the messages name."""
+    found = [row for row in test_batch._normalised(out) if row[0] not in leave_out]
+    if moved:
+        found = [(*row[:-1], row[-1].replace(str(moved[0]), str(moved[1]))) for row in found]
+    return found
+
+
+def without_ivan(found: list[tuple]) -> list[tuple]:
+    return [row for row in found if row[0] != "ivan"]
+
+
+def reports(out: Path) -> dict[str, str]:
+    """Every report the batch wrote, with the time grading took set aside."""
+    found = {}
+    for path in sorted((out / "results").rglob("*.*")):
+        text = path.read_text(encoding="utf-8")
+        text = re.sub(r'"duration_s": [0-9.]+', "", text)
+        found[path.relative_to(out).as_posix()] = re.sub(r"in [0-9.]+ seconds", "", text)
+    return found
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A LocalCluster of two worker processes of one thread each, and a client of its own."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0",
+                                  silence_logs=logging.CRITICAL) as local, \
+            distributed.Client(local) as client:
+        yield local.scheduler_address, client
+
+
+@pytest.fixture(scope="module")
+def local(tmp_path_factory):
+    """The class, and its rows and reports graded by a local batch."""
+    folder = make_class(tmp_path_factory.mktemp("class") / "submissions")
+    out = tmp_path_factory.mktemp("local")
+    summary = grade(folder, out, None)
+    assert (summary.graded, summary.errors) == (10, 2)  # dave's broken notebook, ivan's size
+    return folder, rows(out), reports(out)
+
+
+@pytest.fixture
+def two_workers(cluster):
+    """The cluster, its two workers back (a test may have killed one)."""
+    address, client = cluster
+    client.wait_for_workers(2, timeout=120)
+    yield address, client
+    client.wait_for_workers(2, timeout=120)
+
+
+def test_a_batch_on_local_workers_records_what_a_local_batch_does(local, tmp_path):
+    folder, expected, _ = local
+    out, stdout, stderr = tmp_path / "out", io.StringIO(), io.StringIO()
+    code = cli.run(["batch", str(folder), "--assignment", "udl_attention", "--out", str(out),
+                    "--timeout", "5", "--call-timeout", "5", "--dask", "local:2"],
+                   stdout, stderr)
+    assert code == 1, stderr.getvalue()  # dave's notebook could not be graded
+    assert "graded 10, skipped 0 already in the gradebook, 1 could not be graded" \
+        in stdout.getvalue()
+    # The command line allows 50 MB a file: ivan's file, too big for OPTIONS, is graded.
+    assert rows(out, leave_out=("ivan",)) == without_ivan(expected)
+    assert [row[4:7] for row in rows(out) if row[0] == "ivan"] == [("graded", 0.0, 10.0)]
+
+
+def zygotes() -> list[int]:
+    """On a worker: the process ids of its zygotes."""
+    return [kept.zygote_pid for kept in zygote._CLIENTS.values() if kept.alive]
+
+
+class WatchZygotes(test_batch.Terminal):
+    """A progress bar that notes each worker's zygotes whenever it is drawn."""
+
+    def __init__(self, client) -> None:
+        super().__init__()
+        self.client, self.seen = client, []
+
+    def write(self, text: str) -> int:
+        self.seen.append(self.client.run(zygotes))
+        return super().write(text)
+
+
+def test_rows_and_reports_equal_a_local_batch(local, two_workers, tmp_path, monkeypatch):
+    folder, expected, written = local
+    address, client = two_workers
+    # The client needs no references: the workers have them. (A nanny here would start a
+    # worker in this environment: none is restarted in this test.)
+    monkeypatch.setenv("GRADER_REFERENCES", str(tmp_path / "nowhere"))
+    progress = WatchZygotes(client)
+    summary = grade(folder, tmp_path / "out", address, progress)
+    assert (summary.graded, summary.skipped, summary.errors) == (10, 0, 2)
+    assert rows(tmp_path / "out") == expected
+    assert reports(tmp_path / "out") == written
+    big = {row.student: data for row, data in Gradebook(tmp_path / "out").recorded()}["ivan"]
+    assert big["error"] == (
+        f"{folder / 'ivan_big.py'}: is 0.6 MB, over the 0.5 MB limit for a submission file "
+        "(--max-submission-mb); clear the outputs (Cell > All Output > Clear) and hand it in "
+        "again")
+    assert "grading on 2 Dask workers" in progress.getvalue() and "10/10" in progress.getvalue()
+    # Each worker kept one zygote of its own, warm from its first submission to the last...
+    last = progress.seen[-1]
+    assert sorted(last) == sorted(client.nthreads())
+    assert all(len(pids) == 1 for pids in last.values())
+    assert len({pids[0] for pids in last.values()}) == 2
+    assert all(seen[worker] in ([], pids) for seen in progress.seen for worker, pids in
+               last.items())
+    # ...and let it go when the batch ended.
+    assert client.run(zygotes) == {worker: [] for worker in last}
+
+
+class KillWhenFirstRecorded(io.StringIO):
+    """A progress stream that kills a Dask worker in the middle of grading, when the first
+    result is recorded."""
+
+    def __init__(self, client) -> None:
+        super().__init__()
+        self.client, self.killed = client, None
+
+    def write(self, text: str) -> int:
+        deadline = time.monotonic() + 30
+        while self.killed is None and time.monotonic() < deadline:
+            busy = [worker for worker, keys in self.client.processing().items() if keys]
+            if busy:
+                pid = self.client.run(os.getpid, workers=busy[:1])[busy[0]]
+                os.kill(pid, signal.SIGKILL)
+                self.killed = busy[0]
+            time.sleep(0.05)
+        return super().write(text)
+
+
+def test_a_worker_killed_mid_batch_loses_no_result(local, two_workers, tmp_path):
+    folder, expected, _ = local
+    address, client = two_workers
+    progress = KillWhenFirstRecorded(client)
+    summary = grade(folder, tmp_path / "out", address, progress)
+    assert progress.killed is not None, "no worker was grading when the first result came"
+    assert progress.killed not in client.nthreads()
+    assert (summary.graded, summary.errors) == (10, 2)
+    assert rows(tmp_path / "out") == expected
+
+
+class Killer(distributed.WorkerPlugin):
+    """On each worker: grading a file that holds `KILL` kills the worker process."""
+
+    def setup(self, worker) -> None:
+        self.real = grading.grade
+
+        def grade(path, *args, **kwargs):
+            if KILL in Path(path).read_bytes():
+                os._exit(1)
+            return self.real(path, *args, **kwargs)
+
+        grading.grade = grade
+
+    def teardown(self, worker) -> None:
+        grading.grade = self.real
+
+
+def test_a_submission_that_kills_its_worker_twice_is_an_error(local, two_workers, tmp_path):
+    folder, expected, _ = local
+    address, client = two_workers
+    killer = tmp_path / "submissions"
+    shutil.copytree(folder, killer)
+    (killer / "mallory_udl.py").write_bytes(KILL + b"\n" + (folder / "carol_udl.py").read_bytes())
+    client.register_plugin(Killer(), name="killer")
+    try:
+        summary = grade(killer, tmp_path / "out", address)
+    finally:
+        client.unregister_worker_plugin("killer")
+    assert (summary.graded, summary.errors) == (11, 3)
+    assert rows(tmp_path / "out", ("mallory",), moved=(killer, folder)) == expected
+    mallory = {row.student: data for row, data in Gradebook(tmp_path / "out").recorded()}[
+        "mallory"]
+    assert (mallory["status"], mallory["score"], mallory["grader_failed"]) == ("error", 0, True)
+    assert mallory["error"] == (f"{killer / 'mallory_udl.py'}: the Dask worker grading it "
+                                "died, twice (the grader's process, not the sandbox); grade "
+                                "it alone with `grade run` to see why")
+
+
+def _command(folder: Path, out: Path, address: str) -> list[str]:
+    return [sys.executable, "-m", "grader", "batch", str(folder), "--assignment",
+            "udl_attention", "--out", str(out), "--timeout", "5", "--call-timeout", "5",
+            "--dask", address]
+
+
+def _recorded(out: Path) -> int:
+    try:
+        with sqlite3.connect(out / "gradebook.sqlite") as db:
+            return db.execute("SELECT count(*) FROM results").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def test_the_client_killed_mid_batch_and_started_again_grades_only_what_is_missing(
+        local, two_workers, tmp_path):
+    folder, expected, _ = local
+    address, _ = two_workers
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    client = subprocess.Popen(_command(folder, out, address), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True, env=env)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and _recorded(out) < 3 and client.poll() is None:
+        time.sleep(0.05)
+    os.killpg(client.pid, signal.SIGKILL)
+    client.wait()
+    partial = _recorded(out)
+    assert 3 <= partial < 10, "the client should be killed halfway"
+    again = subprocess.run(_command(folder, out, address), capture_output=True, text=True,
+                           timeout=300, env=env)
+    assert f"graded {10 - partial}, skipped {partial} already in the gradebook" in again.stdout
+    # ivan's file is graded under the command line's size limit (50 MB), not OPTIONS'.
+    assert rows(out, leave_out=("ivan",)) == without_ivan(expected)
+
+
+def set_env(name: str, value: str | None) -> None:
+    """On a worker: set or unset an environment variable (os.environ's own methods would be
+    sent with a copy of this process's environment)."""
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
+
+
+def test_missing_references_on_a_worker_stop_the_batch_naming_it(two_workers, tmp_path):
+    address, client = two_workers
+    folder = test_batch._class(tmp_path)
+    nowhere = tmp_path / "nowhere"
+    client.run(set_env, "GRADER_REFERENCES", str(nowhere))
+    try:
+        stdout, stderr = io.StringIO(), io.StringIO()
+        code = cli.run(["batch", str(folder), "--assignment", "udl_attention", "--out",
+                        str(tmp_path / "out"), "--dask", address], stdout, stderr)
+    finally:
+        client.run(set_env, "GRADER_REFERENCES", None)
+    assert (code, stdout.getvalue()) == (1, "")
+    assert re.fullmatch(
+        r"grade: error: Dask worker tcp://127\.0\.0\.1:\d+: " + re.escape(
+            f"{nowhere / 'udl_attention.npz'}: no references for udl_attention; run `grade "
+            "references build udl_attention`") + "\n", stderr.getvalue())
+    assert not (tmp_path / "out").exists()
+
+
+def test_tls_between_client_and_scheduler(tmp_path):
+    made = distributed.Security.temporary()  # one self-signed certificate for every role
+    for name, pem in (("ca", made.tls_ca_file), ("cert", made.tls_client_cert),
+                      ("key", made.tls_client_key)):
+        (tmp_path / f"{name}.pem").write_text(pem)
+    ca, cert, key = (str(tmp_path / f"{name}.pem") for name in ("ca", "cert", "key"))
+    security = distributed.Security(
+        tls_ca_file=ca, tls_scheduler_cert=cert, tls_scheduler_key=key, tls_worker_cert=cert,
+        tls_worker_key=key, tls_client_cert=cert, tls_client_key=key, require_encryption=True)
+    folder = test_batch._class(tmp_path)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  security=security, dashboard_address=":0",
+                                  silence_logs=logging.CRITICAL) as secure:
+        address = secure.scheduler_address
+        assert address.startswith("tls://")
+        stderr = io.StringIO()
+        code = cli.run(["batch", str(folder), "--assignment", "udl_attention", "--out",
+                        str(tmp_path / "out"), "--dask", address], io.StringIO(), stderr)
+        assert code == 2 and stderr.getvalue() == (
+            f"grade: error: --dask {address}: a tls:// scheduler needs this client's "
+            "certificate: set DASK_DISTRIBUTED__COMM__TLS__CA_FILE, DASK_DISTRIBUTED__COMM__"
+            "TLS__CLIENT__CERT and DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY (see README.md)\n")
+        with dask.config.set({"distributed.comm.tls.ca-file": ca,
+                              "distributed.comm.tls.client.cert": cert,
+                              "distributed.comm.tls.client.key": key,
+                              "distributed.comm.require-encryption": True}):
+            summary = grade(folder, tmp_path / "out", address)
+    assert (summary.graded, summary.errors) == (2, 0)
+    assert [(row.student, row.score) for row in Gradebook(tmp_path / "out").rows()] == [
+        ("alice", 10.0), ("bob", 10.0)]
+
+
+@pytest.mark.parametrize("address, message", [
+    ("local:0", "--dask local:0: write local:N, N worker processes on this machine, for "
+                "example local:4"),
+    ("local:two", "--dask local:two: write local:N"),
+])
+def test_a_bad_local_cluster_is_a_usage_error(address, message, tmp_path):
+    stderr = io.StringIO()
+    code = cli.run(["batch", str(tmp_path), "--assignment", "udl_attention", "--out",
+                    str(tmp_path / "out"), "--dask", address], io.StringIO(), stderr)
+    assert code == 2 and stderr.getvalue().startswith(f"grade: error: {message}")
+
+
+def test_no_scheduler_there_is_a_usage_error(tmp_path, monkeypatch):
+    from grader import distributed as on_dask
+
+    monkeypatch.setattr(on_dask, "CONNECT_TIMEOUT_S", 2)
+    stderr = io.StringIO()
+    code = cli.run(["batch", str(tmp_path), "--assignment", "udl_attention", "--out",
+                    str(tmp_path / "out"), "--dask", "tcp://127.0.0.1:9"], io.StringIO(), stderr)
+    assert code == 2
+    assert stderr.getvalue().startswith("grade: error: --dask tcp://127.0.0.1:9: no Dask "
+                                        "scheduler answers there (")
+    assert stderr.getvalue().endswith("start one with `dask scheduler` and pass the address it "
+                                      "prints (tcp://HOST:8786), or local:N\n")
+
+
+def test_without_dask_the_option_says_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    monkeypatch.delitem(sys.modules, "grader.distributed")
+    stderr = io.StringIO()
+    code = cli.run(["batch", str(tmp_path), "--assignment", "udl_attention", "--out",
+                    str(tmp_path / "out"), "--dask", "local:2"], io.StringIO(), stderr)
+    assert (code, stderr.getvalue()) == (
+        2, 'grade: error: --dask needs Dask: pip install "attention-grader[dask]"\n')
