@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
+
 from grader import (
     combine,
     compare,
@@ -45,6 +47,8 @@ from grader.sandbox import zygote
 from grader.sandbox.limits import Limits, cap
 from grader.sandbox.session import NOT_IMPLEMENTED, Engine, OnError, SandboxConfig, Session
 
+REPLY_FLOOR = 1 << 20
+REPLY_FACTOR = 16
 LATE = ("passes right after the cell that defines it, but not at the end of the notebook: a "
         "later cell changes something it uses")
 
@@ -261,6 +265,12 @@ def judge(exercise: Exercise, case: Case, value: object, expected: references.Ou
     return replace(check, alternatives=alternatives, detail=detail), False
 
 
+def reply_limit(expected: references.Outputs) -> int:
+    """The most bytes of arrays a call may return: room for any dtype and a wrong shape or
+    two, never so much that comparing and diagnosing it costs the grader real memory."""
+    return REPLY_FLOOR + REPLY_FACTOR * sum(np.asarray(output).nbytes for output in expected)
+
+
 def _grade_case(session: Session, exercise: Exercise, case: Case,
                 stored: references.References, context: Context) -> CheckResult:
     """Check one case at the end of the notebook and, failing that, right after the cell that
@@ -270,7 +280,7 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
     first: CheckResult | None = None
     for at in ("end", "definition"):
         outcome = session.call(exercise.name, exercise.kind, inputs, dict(case.init_kwargs),
-                               exercise.tensors, at=at)
+                               exercise.tensors, at=at, max_bytes=reply_limit(expected))
         if outcome.status is Status.PASSED:
             check, passed = judge(exercise, case, outcome.value, expected, inputs, context)
             if passed and at == "definition":

@@ -177,3 +177,28 @@ def softmax(x):
         public = [c for c in checks  # scan above would find them
                   if c.visibility is Visibility.PUBLIC and not c.passed]
         assert public and all(re.findall(r"\d", SHAPE.sub("", c.message)) for c in public)
+
+
+def _peak_mb() -> float:
+    with open("/proc/self/status") as stream:
+        return next(int(row.split()[1]) for row in stream if row.startswith("VmHWM:")) / 1024
+
+
+def test_a_huge_return_value_is_refused_before_the_grader_reads_it(tmp_path):
+    # 64 MiB of int8 would cost the grader about 2 GB once made float64 and diagnosed.
+    path = tmp_path / "huge_attention_basics.py"
+    path.write_text(HONEST + '''
+def causal_self_attention(X, W_q, W_k, W_v):
+    return np.ones((8190, 8190), dtype=np.int8), X
+''')
+    with open("/proc/self/clear_refs", "w") as stream:
+        stream.write("5")  # the peak of this test only
+    before = _peak_mb()
+    result = grade(path)
+    growth = _peak_mb() - before
+    causal = next(e for e in result.exercises if e.name == "causal_self_attention")
+    assert [c.message for c in causal.checks] == [
+        "the call returned far more data than the expected outputs hold; it was not compared"
+    ] * len(causal.checks)
+    assert result.score == HONEST_SCORE
+    assert growth < 100, f"the grader grew by {growth:.0f} MB"

@@ -588,3 +588,88 @@ def test_uid_leases_refuse_a_folder_prepared_by_someone_else(tmp_path, monkeypat
     monkeypatch.setattr(isolation, "LEASES", trap)
     with pytest.raises(OSError, match="is not a private folder of this user"):
         isolation.UidLease()
+
+
+# Review of the fork server (issue #11): the kernel keyrings are not namespaced, so a key that
+# one submission left readable could be read by any later one, whatever its user id.
+KEY_GIVER = '''
+import ctypes
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+payload = b"answers of alice"
+made = _libc.syscall(248, b"user", b"ag-shared-answers", payload, len(payload),
+                     ctypes.c_int(-4))  # add_key(..., KEY_SPEC_USER_KEYRING)
+print("ADD_KEY", made, ctypes.get_errno())
+if made > 0:
+    _libc.syscall(250, 5, ctypes.c_int(made), ctypes.c_uint(0x3f3f3f3f))  # KEYCTL_SETPERM
+'''
+KEY_TAKER = '''
+import ctypes, os
+keys = open("/proc/keys").read() if os.path.exists("/proc/keys") else ""
+print("SEES", "ag-shared-answers" in keys)
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+print("KEYCTL", _libc.syscall(250, 0, ctypes.c_int(-4), 0), ctypes.get_errno())  # GET_KEYRING_ID
+'''
+
+
+@pytest.mark.skipif(os.uname().machine not in ("x86_64",), reason="x86_64 syscall numbers")
+def test_no_submission_can_leave_a_key_for_the_next_one(tmp_path):
+    giver = grade(tmp_path, KEY_GIVER, "giver_attention_basics.py")
+    taker = grade(tmp_path, KEY_TAKER, "taker_attention_basics.py")
+    assert "ADD_KEY -1 1" in giver.output  # EPERM
+    assert "SEES False" in taker.output
+    assert "KEYCTL -1 1" in taker.output
+    assert giver.score == taker.score == HONEST_SCORE
+    assert "no kernel keyrings and no new user namespaces" in taker.isolation
+
+
+NAMESPACES = '''
+import os, threading, subprocess
+def attempt(action):
+    try:
+        action()
+        return "allowed"
+    except OSError as exc:
+        return f"refused {exc.errno}"
+import ctypes
+_libc = ctypes.CDLL(None, use_errno=True)
+def unshare(flags):
+    if _libc.unshare(flags) != 0:
+        raise OSError(ctypes.get_errno(), "unshare")
+print("UNSHARE", attempt(lambda: unshare(0x10000000)))  # CLONE_NEWUSER
+done = []
+thread = threading.Thread(target=lambda: done.append(1))
+thread.start()
+thread.join()
+def forked():
+    child = os.fork()
+    if child == 0:
+        os._exit(7)
+    return os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
+print("THREAD", done, "FORK", forked())
+'''
+
+
+def test_no_user_namespace_but_threads_and_forks_work(tmp_path):
+    result = grade(tmp_path, NAMESPACES)
+    assert "UNSHARE refused 1" in result.output  # EPERM: the seccomp filter
+    assert "THREAD [1] FORK 7" in result.output  # clone3 refused with ENOSYS: clone is used
+
+
+def test_the_kernel_kills_the_students_processes_first_when_memory_runs_out(tmp_path):
+    attack = '''
+import os
+print("OOM", open("/proc/self/oom_score_adj").read().strip())
+try:
+    with open("/proc/self/oom_score_adj", "w") as stream:
+        stream.write("-500")
+    print("LOWERED")
+except OSError as exc:
+    print("REFUSED", exc.errno)
+'''
+    result = grade(tmp_path, attack)
+    assert "OOM 1000" in result.output
+    # /proc is read-only in the sandbox (EROFS); as root the score is also a floor that the
+    # worker's user may not go below (EACCES).
+    assert "REFUSED" in result.output and "LOWERED" not in result.output

@@ -17,7 +17,7 @@ import platform
 import signal
 from typing import Any
 
-from grader.sandbox import cgroups
+from grader.sandbox import cgroups, seccomp
 
 MS_RDONLY, MS_NOSUID, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
@@ -140,13 +140,14 @@ def confine(plan: dict[str, Any]) -> str:
         os.setuid(int(plan["uid"]))
         # Changing credentials clears the parent-death signal that ties us to `unshare`.
         _check(_libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0), "pdeathsig")
+    filtered = seccomp.install()  # last: nothing of the confinement needs what it refuses
     who = ("an unprivileged user of its own (no account, no capabilities)"
            if plan.get("uid") is not None
            else "a nested user namespace that locks its mounts")
     size = int(plan["tmp_bytes"]) >> 20
     return (f"a private read-only root that holds only the system libraries, Python and its "
             f"installed packages, an empty working folder in a writable /tmp of {size} MiB, "
-            f"running as {who}")
+            f"running as {who}, with {filtered}")
 
 
 def _place_package(root: str, package: str, entries: list[str]) -> None:

@@ -35,7 +35,13 @@ from grader.sandbox import isolation, processes, protocol
 from grader.sandbox.limits import CappedOutput, Limits
 from grader.sandbox.protocol import Reply
 from grader.sandbox.resources import Extra, Resources
-from grader.sandbox.transport import Worker, WorkerLost, decode_reply, lost_by_exit
+from grader.sandbox.transport import (
+    MAX_REPLY_BYTES,
+    Worker,
+    WorkerLost,
+    decode_reply,
+    lost_by_exit,
+)
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 ANSWER = ("__import__('grader.sandbox.worker', fromlist=['kernel_answer']).kernel_answer("
@@ -143,8 +149,8 @@ class KernelTransport:
     def settle(self) -> None:
         """Nothing to wait for: a statement's output arrives with its cell."""
 
-    def request(self, header: dict[str, Any], value: Any,
-                deadline: float) -> tuple[dict[str, Any], Any]:
+    def request(self, header: dict[str, Any], value: Any, deadline: float,
+                limit: int = MAX_REPLY_BYTES) -> tuple[dict[str, Any], Any]:
         op = header.get("op")
         if op == "exec":
             return self._exec(header, deadline), None
@@ -152,10 +158,10 @@ class KernelTransport:
             header = dict(header, executed=self._executed)
         elif op == "hello":  # the kernel has a real IPython shell of its own
             header = dict(header, shell=False)
-        return self._answer(header, value, deadline)
+        return self._answer(header, value, deadline, limit)
 
-    def _answer(self, header: dict[str, Any], value: Any,
-                deadline: float) -> tuple[dict[str, Any], Any]:
+    def _answer(self, header: dict[str, Any], value: Any, deadline: float,
+                limit: int = MAX_REPLY_BYTES) -> tuple[dict[str, Any], Any]:
         """Ask `worker.kernel_answer` inside the kernel, through the request and reply files."""
         assert self._shared is not None
         request, reply = self._shared / "grader-request.bin", self._shared / "grader-reply.bin"
@@ -166,6 +172,9 @@ class KernelTransport:
                                       deadline - time.monotonic())
         if not reply.exists():
             raise WorkerLost(Status.CRASHED, f"the kernel did not answer ({_error(outputs)})")
+        if reply.stat().st_size > limit + protocol.MAX_HEADER + protocol.LENGTH.size:
+            raise WorkerLost(Status.CRASHED, "the kernel sent more than "
+                             f"{protocol.size_in_words(limit)} of arrays")
         answer = decode_reply(reply.read_bytes())
         if answer[0].get("id") != nonce:
             raise WorkerLost(Status.CRASHED, "the kernel's answer was not to this request")

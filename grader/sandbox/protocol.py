@@ -46,6 +46,8 @@ class Reply(str, enum.Enum):
     """No state was kept right after the cell that defined the exercise."""
     CRASHED = "crashed"
     """The process of the call died ("message" says of what)."""
+    REFUSED = "refused"
+    """The call could not be made, or what it returned was refused ("message" says why)."""
     UNKNOWN = "unknown"
     """In a kernel: the error IPython showed is not the statement's own."""
     UNCONFINED = "unconfined"
@@ -66,6 +68,10 @@ class Reply(str, enum.Enum):
 
 class ProtocolError(Exception):
     """A frame that is malformed, too large, or carries something other than numeric data."""
+
+
+class FrameTooLarge(ProtocolError):
+    """A frame whose arrays are larger than the reader accepts."""
 
 
 def encode(value: Any, arrays: list[np.ndarray]) -> Any:
@@ -220,6 +226,14 @@ def _layout(entry: Any) -> tuple[np.dtype[Any], tuple[int, ...], int]:
     return dtype, shape, size
 
 
+def size_in_words(count: int) -> str:
+    """A number of bytes as people say it: "640 KiB", "64 MiB"."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if count >= 1 << shift:
+            return f"{count / (1 << shift):.3g} {unit}"
+    return f"{count} bytes"
+
+
 def write_all(fd: int, data: bytes) -> None:
     """Write every byte to a file descriptor."""
     view = memoryview(data)
@@ -254,7 +268,9 @@ def send(fd: int, header: dict[str, Any], value: Any = None) -> None:
 def read_frame(fd: int, deadline: float, max_bytes: int) -> bytes:
     """Read exactly one frame's bytes by a `time.monotonic()` deadline.
 
-    Raises TimeoutError when the deadline passes and EOFError when the writer is gone.
+    Raises TimeoutError when the deadline passes, EOFError when the writer is gone, and
+    FrameTooLarge, before reading them, when its arrays are over `max_bytes` (the rest of the
+    frame is left in the channel: it is out of step from then on).
     """
     buffer = bytearray()
 
@@ -282,6 +298,7 @@ def read_frame(fd: int, deadline: float, max_bytes: int) -> bytes:
         blobs = int(json.loads(bytes(buffer[start:]).decode()).get("data", 0))
     except (ValueError, AttributeError, TypeError):
         return bytes(buffer)  # unpack() names the problem
-    fill(start + size + (blobs if 0 <= blobs <= max_bytes else 0 if blobs < 0
-                         else max_bytes + 1))
+    if blobs > max_bytes:
+        raise FrameTooLarge(f"more than {size_in_words(max_bytes)} of arrays")
+    fill(start + size + (blobs if blobs > 0 else 0))
     return bytes(buffer)

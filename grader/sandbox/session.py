@@ -20,7 +20,13 @@ from grader.sandbox import isolation
 from grader.sandbox.limits import CappedOutput, Limits, cap
 from grader.sandbox.protocol import Reply
 from grader.sandbox.resources import Resources
-from grader.sandbox.transport import PipeTransport, Transport, Worker, WorkerLost
+from grader.sandbox.transport import (
+    MAX_REPLY_BYTES,
+    PipeTransport,
+    Transport,
+    Worker,
+    WorkerLost,
+)
 
 GRACE_S = 2.0
 MAX_RESTARTS = 8
@@ -158,10 +164,10 @@ class Session:
         self.isolation = isolation.describe(self.offer, str(hello.get("confinement") or ""),
                                             self._resources.memory(), self.transport.started)
 
-    def _request(self, header: dict[str, Any], value: Any,
-                 timeout: float) -> tuple[dict[str, Any], Any]:
+    def _request(self, header: dict[str, Any], value: Any, timeout: float,
+                 limit: int = MAX_REPLY_BYTES) -> tuple[dict[str, Any], Any]:
         deadline = min(time.monotonic() + timeout, self.deadline + GRACE_S)
-        return self.transport.request(header, value, deadline)
+        return self.transport.request(header, value, deadline, limit)
 
     def _ensure_worker(self) -> None:
         """Start a worker if there is none, replaying the statements that ran before."""
@@ -271,17 +277,19 @@ class Session:
     # ------------------------------------------------------------------ calls
 
     def call(self, name: str, kind: str, args: tuple[Any, ...], init: dict[str, Any],
-             tensors: str | None, at: str = "end") -> CallOutcome:
+             tensors: str | None, at: str = "end",
+             max_bytes: int = MAX_REPLY_BYTES) -> CallOutcome:
         """Call one exercise on one case's inputs in a fresh fork of the student's state.
 
         `at` is "end" (after every cell) or "definition" (right after the cell that last
-        defined the exercise).
+        defined the exercise). A return value whose arrays hold more than `max_bytes` is
+        refused before the grader reads it (the call's error).
         """
         if time.monotonic() > self.deadline:
             return CallOutcome(Status.TIMEOUT, message="not run: the submission's time limit of "
                                f"{self.limits.submission_timeout:g} s was used up")
         header = {"op": "call", "name": name, "kind": kind, "tensors": tensors,
-                  "timeout": self.limits.call_timeout, "at": at}
+                  "timeout": self.limits.call_timeout, "at": at, "max_bytes": max_bytes}
         for _attempt in range(2):
             if self.restarts > MAX_RESTARTS:
                 return CallOutcome(Status.ERROR, message="not run: the student's code killed "
@@ -289,7 +297,7 @@ class Session:
             try:
                 self._ensure_worker()
                 reply, value = self._request(header, {"args": list(args), "init": init},
-                                             self.limits.call_timeout + GRACE_S + 1)
+                                             self.limits.call_timeout + GRACE_S + 1, max_bytes)
             except WorkerLost as lost:
                 if lost.in_sync:  # the call answered, with data that is not numbers
                     return CallOutcome(Status.ERROR, message=lost.message.replace(
@@ -323,6 +331,8 @@ def _outcome(reply: dict[str, Any], value: Any, timeout: float) -> CallOutcome:
         return CallOutcome(Status.TIMEOUT, message=f"did not return within {timeout:g} s")
     if status is Reply.CRASHED:
         return CallOutcome(Status.ERROR, message=f"crashed: {message}")
+    if status is Reply.REFUSED:
+        return CallOutcome(Status.ERROR, message=message)
     line = reply.get("line")
     where = f" (line {line})" if isinstance(line, int) else ""
     if message.startswith("NotImplementedError"):

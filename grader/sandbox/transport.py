@@ -76,10 +76,10 @@ class Transport(Protocol):
     def start(self, resources: Resources) -> bool:
         """Start a worker confined with `resources`; whether it is to confine itself."""
 
-    def request(self, header: dict[str, Any], value: Any,
-                deadline: float) -> tuple[dict[str, Any], Any]:
+    def request(self, header: dict[str, Any], value: Any, deadline: float,
+                limit: int = MAX_REPLY_BYTES) -> tuple[dict[str, Any], Any]:
         """Send one request, return the reply to it; WorkerLost if there is none by
-        `deadline` (a `time.monotonic()` value)."""
+        `deadline` (a `time.monotonic()` value), or if its arrays are over `limit` bytes."""
 
     def settle(self) -> None:
         """Wait until what the worker printed before its last reply is in the output."""
@@ -239,8 +239,8 @@ class PipeTransport:
                     return
                 self.output.add(os.read(fd, waiting))
 
-    def request(self, header: dict[str, Any], value: Any,
-                deadline: float) -> tuple[dict[str, Any], Any]:
+    def request(self, header: dict[str, Any], value: Any, deadline: float,
+                limit: int = MAX_REPLY_BYTES) -> tuple[dict[str, Any], Any]:
         proc = self._proc
         assert proc is not None and proc.stdin is not None and proc.stdout is not None
         nonce = secrets.token_hex(8)
@@ -259,11 +259,13 @@ class PipeTransport:
         # dropped. (Forging this request's answer only forges the student's own outputs.)
         for _ in range(MAX_STRAY_FRAMES):
             try:
-                frame = protocol.read_frame(proc.stdout.fileno(), deadline, MAX_REPLY_BYTES)
+                frame = protocol.read_frame(proc.stdout.fileno(), deadline, limit)
             except TimeoutError:
                 raise WorkerLost(Status.TIMEOUT, "no answer in time") from None
             except EOFError:
                 raise self._lost("while it ran", "the worker closed its channel") from None
+            except protocol.FrameTooLarge as exc:  # the channel is out of step: a new worker
+                raise WorkerLost(Status.CRASHED, f"the worker sent {exc}") from None
             reply = decode_reply(frame)
             if reply[0].get("id") == nonce:
                 return reply

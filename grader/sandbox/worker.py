@@ -363,7 +363,7 @@ class Worker:
         except OSError as exc:  # the student's processes used up the limit
             for fd in (read_fd, write_fd):
                 os.close(fd)
-            return {"status": Reply.ERROR, "message": f"no process could be started for the call "
+            return {"status": Reply.REFUSED, "message": "no process could be started for the call "
                     f"({exc.strerror}): too many processes are still running"}, None
         if pid == 0:  # the child: call, answer, vanish
             os.close(read_fd)
@@ -371,7 +371,11 @@ class Worker:
                 processes.close(fd)
             _child_call(write_fd, target, kind, value, header)
         os.close(write_fd)
-        return self._collect(pid, read_fd, float(header["timeout"]))
+        # Student code runs in this process and may have replaced min(), max(), zip()...
+        limit = int(header.get("max_bytes") or MAX_CHILD_BYTES)
+        if limit > MAX_CHILD_BYTES:
+            limit = MAX_CHILD_BYTES
+        return self._collect(pid, read_fd, float(header["timeout"]), limit)
 
     def _call_in_snapshot(self, header: dict[str, Any],
                           value: Any) -> tuple[dict[str, Any], Any]:
@@ -383,20 +387,23 @@ class Worker:
             protocol.send(snapshot.requests, dict(header, at="end"), value)
             frame = protocol.read_frame(snapshot.replies, time.monotonic() + timeout,
                                         MAX_CHILD_BYTES)
-        except (OSError, EOFError, TimeoutError):
+        except (OSError, EOFError, TimeoutError, protocol.ProtocolError):
             return {"status": Reply.CRASHED, "message": "the snapshot of the notebook's state "
                     "did not answer"}, None
         return {"status": Reply.RELAY}, frame
 
-    def _collect(self, pid: int, read_fd: int, timeout: float) -> tuple[dict[str, Any], Any]:
-        """The call's answer: one frame, read as soon as it is whole (a process the call left
-        behind may keep the pipe open), then the call's process group is killed."""
-        frame, timed_out = b"", False
+    def _collect(self, pid: int, read_fd: int, timeout: float,
+                 limit: int) -> tuple[dict[str, Any], Any]:
+        """The call's answer: one frame of at most `limit` bytes of arrays, read as soon as it
+        is whole (a process the call left behind may keep the pipe open), then the call's
+        process group is killed."""
+        frame, timed_out, too_large = b"", False, False
         try:
-            frame = protocol.read_frame(read_fd, time.monotonic() + timeout,
-                                        MAX_CHILD_BYTES)
+            frame = protocol.read_frame(read_fd, time.monotonic() + timeout, limit)
         except TimeoutError:
             timed_out = True
+        except protocol.FrameTooLarge:
+            too_large = True
         except EOFError:
             pass  # it died before answering
         os.close(read_fd)
@@ -408,9 +415,9 @@ class Worker:
         if timed_out:
             return {"status": Reply.TIMEOUT, "message": f"the call did not return within "
                     f"{timeout:g} s"}, None
-        if len(frame) > MAX_CHILD_BYTES:
-            return {"status": Reply.ERROR, "message": "the call returned more than "
-                    f"{MAX_CHILD_BYTES >> 20} MiB of data"}, None
+        if too_large:  # no size said: it would tell how large a hidden case's outputs are
+            return {"status": Reply.REFUSED, "message": "the call returned far more data "
+                    "than the expected outputs hold; it was not compared"}, None
         if not frame:
             return {"status": Reply.CRASHED, "message": processes.death(status)}, None
         return {"status": Reply.RELAY}, frame
@@ -504,9 +511,11 @@ def _silence() -> tuple[int, int]:
 
 
 def _restore(saved: tuple[int, int]) -> None:
-    for target, fd in zip((1, 2), saved, strict=True):
-        os.dup2(fd, target)
-        os.close(fd)
+    # No zip() or other builtin: the student's code may have replaced them.
+    os.dup2(saved[0], 1)
+    os.dup2(saved[1], 2)
+    os.close(saved[0])
+    os.close(saved[1])
 
 
 def _flush() -> None:
@@ -522,6 +531,7 @@ def _confine() -> str:
     """Apply the limits and the confinement the grader planned; the error, or "" if none."""
     global CONFINEMENT, CONFINE_ERROR
     os.environ[SANDBOX_ENV] = "1"
+    _first_to_go()
     import json
 
     processes.apply_limits(json.loads(os.environ.pop("GRADER_LIMITS", "{}")))
@@ -536,6 +546,17 @@ def _confine() -> str:
     except (ConfineError, OSError) as exc:
         CONFINE_ERROR = str(exc) or type(exc).__name__
     return CONFINE_ERROR
+
+
+def _first_to_go() -> None:
+    """When the machine (or the grader's container) runs out of memory, the kernel kills the
+    student's processes first, never the grader or another submission's: every process of
+    the worker inherits the highest OOM score, which none of them may lower."""
+    try:
+        with open("/proc/self/oom_score_adj", "w") as stream:
+            stream.write("1000")
+    except OSError:
+        pass  # no /proc here: the memory limits still hold
 
 
 def main(rearm: bool = False) -> None:
