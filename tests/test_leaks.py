@@ -178,6 +178,9 @@ def _check(result: dict, output: str, as_user: bool) -> None:
     assert "a private read-only root" in result["isolation"]
     who = "a nested user namespace" if as_user else "an unprivileged user of its own"
     assert who in result["isolation"]
+    # The default engine forked the worker from the zygote, as root and as a normal user
+    # (whose zygote runs in a user namespace of its own).
+    assert result["worker"] == "zygote", result["isolation"]
 
 
 @pytest.mark.parametrize("as_user", [False, True], ids=["root", "user"])

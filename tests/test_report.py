@@ -164,8 +164,9 @@ def test_the_json_reads_back_into_the_result_it_came_from():
     expected = text.clean_fields(dataclasses.replace(full, exercises=tuple(
         dataclasses.replace(e, checks=checks) for e in full.exercises)))
     assert back == expected and back.error == "[2Jpartly"
-    # A field added to a result type is added to the JSON, or named here as left out.
-    left_out = {"views", "alternatives"}
+    # A field added to a result type is added to the JSON, or named here as left out:
+    # `detail` is a hidden check's message before its due date, which no student file holds.
+    left_out = {"views", "alternatives", "detail"}
     for kind, keys in ((Result, data), (ExerciseResult, data["exercises"][0]),
                        (CheckResult, data["exercises"][0]["checks"][0]),
                        (CellResult, data["cells"][0]), (Diagnosis, {"id", "message"}),
