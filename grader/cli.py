@@ -106,7 +106,7 @@ def expand(paths: Sequence[str], out: TextIO | None = None) -> list[Path]:
 
 def _options(args: argparse.Namespace, public_only: bool) -> Options:
     limits = Limits(cell_timeout=args.timeout, call_timeout=args.call_timeout,
-                    memory_mb=args.memory_mb)
+                    memory_mb=args.memory_mb, submission_mb=args.max_submission_mb)
     return Options(limits=limits, on_error=args.on_error, engine=args.engine,
                    public_only=public_only)
 
@@ -295,6 +295,9 @@ def _add_limits(parser: argparse.ArgumentParser) -> None:
                         "(default %(default)s)")
     parser.add_argument("--memory-mb", type=int, default=Limits.memory_mb, metavar="MB",
                         help="address space of the student's processes (default %(default)s)")
+    parser.add_argument("--max-submission-mb", type=float, default=Limits.submission_mb,
+                        metavar="MB", help="largest submission file; a larger one is refused "
+                        "unread (default %(default)s)")
     _add_engine_options(parser)
 
 def _add_grading_options(parser: argparse.ArgumentParser) -> None:

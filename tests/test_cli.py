@@ -112,6 +112,19 @@ def test_error_status_and_fail_under_exit_1(tmp_path):
     assert invoke("run", *seed, "--fail-under", "4.3")[0] == 0
 
 
+def test_max_submission_mb_is_the_limit_the_refusal_names(tmp_path):
+    path = tmp_path / "big_udl_attention.py"
+    path.write_text((ROOT / "solutions" / "udl_attention.py").read_text() + "#" * 30_000 + "\n")
+    out_json = tmp_path / "big.json"
+    code, out, _ = invoke("run", str(path), "--max-submission-mb", "0.02", "--json",
+                          str(out_json))
+    data = json.loads(out_json.read_text())
+    assert (code, data["status"], data["score"]) == (1, "error", 0.0)
+    assert "over the 0.02 MB limit for a submission file (--max-submission-mb)" in data["error"]
+    code, out, _ = invoke("run", str(path), "--max-submission-mb", "1", "--json", str(out_json))
+    assert (code, json.loads(out_json.read_text())["score"]) == (0, 10.0)
+
+
 def test_a_folder_is_every_submission_in_it(tmp_path):
     for name in ("a_udl_attention.py", "b_udl_attention.py"):
         (tmp_path / name).write_text((ROOT / "solutions" / "udl_attention.py").read_text())
