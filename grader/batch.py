@@ -35,6 +35,8 @@ from grader.report import html, markdown
 from grader.report import json as json_report
 from grader.sandbox import zygote
 
+CHECK_EVERY_S = 5.0
+"""While no result comes, the pool is asked this often whether it can still grade."""
 
 @dataclass(frozen=True)
 class Job:
@@ -209,6 +211,11 @@ class Pool(Protocol):
         """Start grading one submission."""
         ...
 
+    def check(self) -> None:
+        """Called while no result comes: a GraderError when the pool can grade nothing more
+        (a cluster whose workers are all gone), so that the batch stops instead of waiting."""
+        ...
+
 
 class Threads:
     """`jobs` threads of this process, sharing one warm zygote."""
@@ -237,6 +244,9 @@ class Threads:
     def submit(self, job: Job) -> Future[Graded]:
         """Grade it in a thread."""
         return self._pool.submit(grade_job, job, self.assignment, self.options, self._stored)
+
+    def check(self) -> None:
+        """Threads of this process always grade on."""
 
 
 def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
@@ -280,7 +290,10 @@ def _grade_all(pool: Pool, todo: Sequence[Job], out: Path, book: Gradebook,
         try:
             hand_out()
             while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                done, _ = wait(pending, timeout=CHECK_EVERY_S, return_when=FIRST_COMPLETED)
+                if not done:
+                    pool.check()
+                    continue
                 finished = [(pending.pop(future), future.result()) for future in done]
                 hand_out()  # before writing, so that the pool is never idle meanwhile
                 # Reports first: a result in the gradebook always has its reports.

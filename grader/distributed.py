@@ -50,6 +50,8 @@ ALLOWED_FAILURES = 1
 """Worker deaths a submission may cause before the scheduler gives it up (Dask's default is 3)."""
 CONNECT_TIMEOUT_S = 30
 WORKERS_TIMEOUT_S = 120
+"""How long a batch waits for a first worker to join, or for one to come back when every
+worker has left (the batch stops then; what was graded is in the gradebook)."""
 WIDTH_EVERY_S = 1.0
 
 
@@ -142,6 +144,7 @@ class Cluster:
         self._lock = threading.Lock()
         self._remote: dict[Future[batch.Graded], Any] = {}
         self._width, self._checked = 1, 0.0
+        self._alone_since: float | None = None
 
     def __enter__(self) -> Cluster:
         with ExitStack() as stack:
@@ -208,6 +211,22 @@ class Cluster:
             self._width = max(1, sum(self._client.nthreads().values()))
             self._checked = now
         return self._width
+
+    def check(self) -> None:
+        """A GraderError when the cluster has had no worker for WORKERS_TIMEOUT_S: Dask would
+        keep the submissions waiting for one forever."""
+        if self._client.nthreads():
+            self._alone_since = None
+            return
+        now = time.monotonic()
+        if self._alone_since is None:
+            self._alone_since = now
+        elif now - self._alone_since >= WORKERS_TIMEOUT_S:
+            raise GraderError(
+                f"--dask {self.address}: every Dask worker left the scheduler, and none came "
+                f"back in {WORKERS_TIMEOUT_S} s; the gradebook keeps what was graded. Start "
+                f"workers (`dask worker {self.address} --nworkers N --nthreads 1` on each "
+                "host) and run the same command again: it grades only what is missing")
 
     def submit(self, job: batch.Job) -> Future[batch.Graded]:
         """Send one submission to the cluster."""

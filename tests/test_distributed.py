@@ -32,6 +32,7 @@ except ImportError:  # in the dev extra: under CI (`CI` set), a missing install 
                 allow_module_level=True)
 
 from grader import batch, cli, grading, registry  # noqa: E402
+from grader.errors import GraderError  # noqa: E402
 from grader.gradebook import Gradebook  # noqa: E402
 from grader.sandbox import zygote  # noqa: E402
 from grader.sandbox.limits import Limits  # noqa: E402
@@ -200,6 +201,47 @@ def test_a_worker_killed_mid_batch_loses_no_result(local, two_workers, tmp_path)
     assert progress.killed not in client.nthreads()
     assert (summary.graded, summary.errors) == (10, 2)
     assert rows(tmp_path / "out") == expected
+
+
+class EmptyWhenFirstRecorded(io.StringIO):
+    """A progress stream that takes every worker away from the cluster when the first result
+    is recorded."""
+
+    def __init__(self, local, client) -> None:
+        super().__init__()
+        self.local, self.client, self.lines = local, client, 0
+
+    def write(self, text: str) -> int:
+        if self.lines == 0:
+            self.local.scale(0)
+            deadline = time.monotonic() + 60
+            while self.client.nthreads() and time.monotonic() < deadline:
+                time.sleep(0.05)
+        self.lines += text.count("\n")
+        return super().write(text)
+
+
+def test_a_batch_whose_workers_all_left_stops_keeping_what_was_graded(tmp_path, monkeypatch):
+    import grader.distributed
+
+    monkeypatch.setattr(grader.distributed, "WORKERS_TIMEOUT_S", 1)
+    monkeypatch.setattr(batch, "CHECK_EVERY_S", 0.2)
+    folder = test_batch._class(tmp_path)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0",
+                                  silence_logs=logging.CRITICAL) as local, \
+            distributed.Client(local) as client:
+        progress = EmptyWhenFirstRecorded(local, client)
+        with pytest.raises(GraderError) as info:
+            grade(folder, tmp_path / "out", local.scheduler_address, progress)
+        assert client.nthreads() == {}
+    assert info.value.message == (
+        f"--dask {local.scheduler_address}: every Dask worker left the scheduler, and none "
+        "came back in 1 s; the gradebook keeps what was graded. Start workers (`dask worker "
+        f"{local.scheduler_address} --nworkers N --nthreads 1` on each host) and run the "
+        "same command again: it grades only what is missing")
+    recorded = Gradebook(tmp_path / "out").known_hashes("udl_attention")
+    assert 1 <= progress.lines == len(recorded) < len(batch.find(folder, None)[0])
 
 
 class Killer(distributed.WorkerPlugin):
