@@ -19,6 +19,8 @@ each submission is graded changes.
   (`allowed_failures` = 1): it is recorded as an error, and the batch goes on. The batch hands
   the cluster no more submissions than it has threads, so that a worker's death counts against
   the submission it was grading only.
+- A cluster whose workers have all left stops the batch after WORKERS_TIMEOUT_S with an error
+  that says how to go on; Dask alone would keep the submissions waiting for a worker forever.
 """
 
 from __future__ import annotations
