@@ -114,6 +114,25 @@ def test_from_the_time_on_every_format_shows_them(make_submission):
     assert {t["visibility"] for t in gradescope.to_dict(result)["tests"]} == {"visible"}
 
 
+def test_a_mistake_grouped_with_a_public_check_shows_each_hidden_detail_when_due(
+        make_submission):
+    # Positions from 1: a catalogued mistake that fails public and hidden cases alike, so the
+    # reports group them under the public check; a hidden check's own details are due too.
+    before = graded(make_submission, DUE - timedelta(minutes=1), text=POSITIONS_FROM_ONE)
+    after = graded(make_submission, DUE, text=POSITIONS_FROM_ONE)
+    diagnosed = [c for e in after.exercises for c in e.checks if not c.passed and c.diagnosis]
+    assert {c.visibility for c in diagnosed} == {Visibility.PUBLIC, Visibility.HIDDEN}
+    secret = details(after)
+    assert len(secret) >= 3
+    for fmt, render in (("html", html.render), ("markdown", markdown.render)):
+        assert [line for line in secret if line in render(after)] == secret, fmt
+        assert not [line for line in secret if line in render(before)], fmt
+    assert "What each of them returned" in html.render(after)
+    # The HTML keeps them folded, so that one box still says what went wrong.
+    page = html.render(after)
+    assert page.index("<details class=\"own\">") < page.index(secret[0])
+
+
 # A row of the approx table: index | obtained | expected.
 ROW = re.compile(r"\(\d+(?:, \d+)*\)\s+\| \S+\s+\| \S+")
 

@@ -35,7 +35,10 @@ class Failure:
     check: CheckResult
     """The one shown in full: a public one when there is one, since it may show details."""
     also: tuple[CheckResult, ...]
-    """The others that fail the same way, named only."""
+    """The others that fail the same way, named."""
+    own: tuple[CheckResult, ...] = ()
+    """Those of `also` whose own message says more than the one shown (other values, or a
+    hidden check's details once they are due), shown on request."""
 
     @property
     def label(self) -> str:
@@ -44,9 +47,10 @@ class Failure:
         return "" if diagnosis is None or diagnosis.id == "unattempted" else "Likely mistake:"
 
 
-def failures(exercise: ExerciseResult) -> tuple[Failure, ...]:
+def failures(exercise: ExerciseResult, hidden_shown: bool = False) -> tuple[Failure, ...]:
     """The failing checks of an exercise, grouped by what went wrong: the same diagnosis, or
-    with none, the same status and message. Fifteen "not written yet" boxes become one."""
+    with none, the same status and message. Fifteen "not written yet" boxes become one.
+    `hidden_shown`: hidden checks' messages hold their details (after show_hidden_after)."""
     groups: dict[tuple[object, ...], list[CheckResult]] = {}
     for check in exercise.checks:
         if check.passed:
@@ -57,7 +61,10 @@ def failures(exercise: ExerciseResult) -> tuple[Failure, ...]:
     found = []
     for checks in groups.values():
         lead = next((c for c in checks if c.visibility is Visibility.PUBLIC), checks[0])
-        found.append(Failure(lead, tuple(c for c in checks if c is not lead)))
+        also = tuple(c for c in checks if c is not lead)
+        own = tuple(c for c in also if c.message and c.message != lead.message
+                    and (hidden_shown or c.visibility is Visibility.PUBLIC))
+        found.append(Failure(lead, also, own))
     return tuple(found)
 
 
