@@ -5,9 +5,13 @@ own transposed multi-head answer, an untouched stub), a few faulty (a cell that 
 an exception, a crash). Then, in the same run, it grades them with:
 
 - `grade batch --jobs J` (our engine);
-- nbclient kernel execution, one kernel per notebook as nbgrader and otter-grader run them
-  (`--peer-sample K` runs K of them and extrapolates, saying so);
-- nbgrader's `autograde` and `otter run`, when installed (otherwise it says they are not).
+- nbclient kernel execution, one kernel per notebook as nbgrader and otter-grader run them;
+- nbgrader's `autograde` and `otter run`, when installed (`bench/peers.py`; `--peers-bin`
+  names the folder of a venv that has them), otherwise it says they are not.
+
+The peers grade a sample of K notebooks (`--peer-sample K`) that holds every kind of
+notebook of the class, at least one of each; each kind's times are scaled to its share of the
+class, and the line says it was extrapolated.
 
 For each it prints wall and CPU time, submissions per second, the median and p95 time per
 submission, the peak memory of the parent process and of one worker, and the ratios.
@@ -27,6 +31,7 @@ Run: python3 bench/bench.py [--count 200] [--jobs 2] [--peer-sample 20] [--timeo
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import resource
@@ -40,6 +45,8 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import peers
 
 ROOT = Path(__file__).resolve().parents[1]
 CORRECT = ROOT / "tests" / "corpus" / "udl_attention" / "loops.ipynb"
@@ -84,21 +91,27 @@ def notebook(source: Path, extra: str | None, i: int) -> dict:
     return data
 
 
+def kind_of(i: int) -> str:
+    """What notebook `i` of a class is: per 50, 40 correct, 5 wrong, 2 untouched and one of
+    each fault."""
+    slot = i % 50
+    if slot < 40:
+        return "correct"
+    if slot < 45:
+        return "wrong"
+    if slot < 47:
+        return "untouched"
+    return list(FAULTS)[slot - 47]
+
+
 def make_class(folder: Path, count: int) -> list[Path]:
-    """`count` notebooks, student_NNNN/hw.ipynb: per 50, 40 correct, 5 wrong, 2 untouched and
-    one of each fault; each one distinct (its own hash)."""
+    """`count` notebooks, student_NNNN/hw.ipynb, of the kinds `kind_of` gives; each one
+    distinct (its own hash)."""
     paths = []
+    sources = {"correct": CORRECT, "wrong": WRONG, "untouched": STUBS[0]}
     for i in range(count):
-        slot = i % 50
-        if slot < 40:
-            data = notebook(CORRECT, None, i)
-        elif slot < 45:
-            data = notebook(WRONG, None, i)
-        elif slot < 47:
-            data = notebook(STUBS[0], None, i)
-        else:
-            fault = list(FAULTS.values())[slot - 47]
-            data = notebook(CORRECT, fault, i)
+        kind = kind_of(i)
+        data = notebook(sources.get(kind, CORRECT), FAULTS.get(kind), i)
         path = folder / f"student_{i:04d}" / "hw.ipynb"
         path.parent.mkdir(parents=True)
         path.write_text(json.dumps(data))
@@ -106,12 +119,56 @@ def make_class(folder: Path, count: int) -> list[Path]:
     return paths
 
 
+@dataclass(frozen=True)
+class Sample:
+    """The notebooks a peer grades, and what each one stands for in the whole class."""
+
+    paths: tuple[Path, ...]
+    weights: tuple[float, ...]
+    """How many notebooks of the class each one stands for (its kind's count / sampled)."""
+
+    @staticmethod
+    def of(paths: list[Path], size: int) -> Sample:
+        """At least one of every kind, the rest in the class's proportions (0: all)."""
+        kinds = collections.defaultdict(list)
+        for i, path in enumerate(paths):
+            kinds[kind_of(i)].append(path)
+        if not size or size >= len(paths):
+            return Sample(tuple(paths), (1.0,) * len(paths))
+        chosen, weights = [], []
+        for members in kinds.values():
+            take = min(len(members), max(1, round(size * len(members) / len(paths))))
+            step = len(members) / take
+            chosen += [members[int(k * step)] for k in range(take)]
+            weights += [len(members) / take] * take
+        return Sample(tuple(chosen), tuple(weights))
+
+    @property
+    def note(self) -> str:
+        return "" if all(w == 1.0 for w in self.weights) else \
+            f"extrapolated from {len(self.paths)} notebooks, every kind included"
+
+    def measure(self, name: str, run: peers.PeerRun, cpu_s: float, parent_mb: float,
+                worker_mb: float, count: int, note: str = "") -> Measure:
+        """The class-wide figures: each notebook's time counts for its weight; the time
+        outside the notebooks (start-up) once; CPU in proportion to wall time."""
+        inside = sum(run.times)
+        wall = run.wall_s - inside + sum(t * w for t, w in zip(run.times, self.weights,
+                                                                strict=True))
+        notes = ", ".join(n for n in (self.note, run.note, note) if n)
+        return Measure(name, count, wall, cpu_s * wall / run.wall_s, run.times, parent_mb,
+                       worker_mb, notes)
+
+
 class PeakWatcher:
     """Polls /proc for the largest resident set of processes whose command line holds a
     marker (a sandbox worker, a Jupyter kernel)."""
 
-    def __init__(self, marker: bytes) -> None:
-        self.marker, self.peak_kb, self._stop = marker, 0, threading.Event()
+    def __init__(self, marker: bytes, skip: bytes = b"") -> None:
+        """`skip`: a process whose command line holds it is left out unless its parent's does
+        too (the zygote is left out, the workers it forks are not)."""
+        self.marker, self.skip, self.peak_kb = marker, skip, 0
+        self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def __enter__(self) -> PeakWatcher:
@@ -127,12 +184,17 @@ class PeakWatcher:
             for pid in (p for p in os.listdir("/proc") if p.isdigit()):
                 try:
                     with open(f"/proc/{pid}/cmdline", "rb") as stream:
-                        if self.marker not in stream.read():
-                            continue
+                        command = stream.read()
+                    if self.marker not in command:
+                        continue
                     with open(f"/proc/{pid}/status") as stream:
-                        for row in stream:
-                            if row.startswith("VmRSS:"):
-                                self.peak_kb = max(self.peak_kb, int(row.split()[1]))
+                        status = dict(row.split(":", 1) for row in stream if ":" in row)
+                    if self.skip and self.skip in command:
+                        with open(f"/proc/{status['PPid'].strip()}/cmdline", "rb") as stream:
+                            if self.skip not in stream.read():
+                                continue
+                    if "VmRSS" in status:  # a zombie has none
+                        self.peak_kb = max(self.peak_kb, int(status["VmRSS"].split()[0]))
                 except OSError:
                     continue
 
@@ -146,7 +208,7 @@ def children_usage() -> tuple[float, float]:
 def grade_batch(folder: Path, out: Path, jobs: int, timeout: float, count: int) -> Measure:
     cpu_before, _ = children_usage()
     started = time.perf_counter()
-    with PeakWatcher(b"grader.sandbox.worker") as workers, \
+    with PeakWatcher(b"grader.sandbox.worker", skip=b"zygote_process") as workers, \
             PeakWatcher(b"grader\0batch") as parent:
         done = subprocess.run([sys.executable, "-m", "grader", "batch", str(folder),
                                "--assignment", "udl_attention", "--out", str(out), "--jobs",
@@ -161,7 +223,8 @@ def grade_batch(folder: Path, out: Path, jobs: int, timeout: float, count: int) 
     workers_used = sorted({result.get("worker") or "none" for result in results})
     return Measure(f"grade batch --jobs {jobs}", count, wall, cpu_after - cpu_before,
                    tuple(result["duration_s"] for result in results), parent.peak_kb / 1024,
-                   workers.peak_kb / 1024, f"workers: {', '.join(workers_used)}")
+                   workers.peak_kb / 1024, f"workers: {', '.join(workers_used)}; worker MB "
+                   "counts the pages it shares with the zygote")
 
 
 def grade_run(path: Path, repeat: int) -> float:
@@ -208,20 +271,44 @@ print(json.dumps({"times": times,
 """
 
 
-def nbclient_run(paths: list[Path], timeout: float, count: int) -> Measure:
+def nbclient_run(sample: Sample, timeout: float, count: int) -> Measure:
     cpu_before, _ = children_usage()
     started = time.perf_counter()
     with PeakWatcher(b"ipykernel_launcher") as kernels:
-        done = subprocess.run([sys.executable, "-c", PEER, str(timeout), *map(str, paths)],
+        done = subprocess.run([sys.executable, "-c", PEER, str(timeout),
+                               *map(str, sample.paths)],
                               capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
     cpu_after, _ = children_usage()
     data = json.loads(done.stdout.strip().splitlines()[-1])
-    scale = count / len(paths)
-    note = "" if len(paths) == count else f"extrapolated from {len(paths)} notebooks"
-    return Measure("nbclient, one kernel each", count, wall * scale,
-                   (cpu_after - cpu_before) * scale, tuple(data["times"]), data["peak_mb"],
-                   kernels.peak_kb / 1024, note)
+    return sample.measure("nbclient, one kernel each",
+                          peers.PeerRun(wall, tuple(data["times"])), cpu_after - cpu_before,
+                          data["peak_mb"], kernels.peak_kb / 1024, count)
+
+
+def peer_tools(sample: Sample, scratch: Path, timeout: float, count: int,
+               bin_dir: Path | None) -> list[Measure]:
+    """nbgrader's autograde and otter run on the sample, each where it is installed."""
+    out = []
+    for tool, package in (("nbgrader", "nbgrader"), ("otter", "otter-grader")):
+        exe = peers.find(tool, bin_dir)
+        if exe is None:
+            print(f"{tool}: not installed here (pip install {package}, or --peers-bin "
+                  "VENV/bin, to include it)")
+            continue
+        cpu_before, _ = children_usage()
+        with PeakWatcher(b"ipykernel_launcher") as kernels, \
+                PeakWatcher(tool.encode()) as parent:
+            if tool == "nbgrader":
+                run = peers.nbgrader(exe, CORRECT, list(sample.paths), scratch, timeout)
+                name = "nbgrader autograde"
+            else:
+                run = peers.otter(exe, list(sample.paths), scratch, cap=30.0)
+                name = "otter run"
+        cpu_after, _ = children_usage()
+        out.append(sample.measure(name, run, cpu_after - cpu_before, parent.peak_kb / 1024,
+                                  kernels.peak_kb / 1024, count))
+    return out
 
 
 def main() -> None:
@@ -235,29 +322,27 @@ def main() -> None:
                         help="seconds per statement (ours) and per cell (nbclient)")
     parser.add_argument("--scaling", default="", metavar="N,N,...",
                         help="also grade classes of these sizes (e.g. 10,100,1000)")
+    parser.add_argument("--peers-bin", type=Path, default=None, metavar="DIR",
+                        help="a folder holding the nbgrader and otter commands (a venv's bin)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch) / "submissions"
         paths = make_class(folder, args.count)
         ours = grade_batch(folder, Path(scratch) / "out", args.jobs, args.timeout, args.count)
-        # The sample spreads over the class, faults included, in the same proportions.
-        step = max(1, args.count // args.peer_sample) if args.peer_sample else 1
-        sample = paths[::step][:args.peer_sample or None]
+        sample = Sample.of(paths, args.peer_sample)
         peer = nbclient_run(sample, args.timeout, args.count)
+        tools = peer_tools(sample, Path(scratch), args.timeout, args.count, args.peers_bin)
         single = grade_run(CORRECT, 5)
         print(f"{args.count} seed-sized udl_attention notebooks (per 50: 40 correct, 5 wrong, "
               "2 untouched, 1 timeout, 1 exception, 1 crash)")
         print(f"{'engine':<28} {'wall s':>8} {'cpu s':>8} {'subs/s':>8} {'median ms':>9} "
               f"{'p95 ms':>9} {'parent MB':>8} {'worker MB':>8}")
-        for measure in (ours, peer):
+        for measure in (ours, peer, *tools):
             print(measure.line())
-        for tool in ("nbgrader", "otter"):
-            if shutil.which(tool) is None:
-                print(f"{tool}: not installed here (pip install {tool}"
-                      f"{'-grader' if tool == 'otter' else ''} to include it)")
+        for measure in (peer, *tools):
+            print(f"ratio, {measure.name} / grade batch: wall {measure.wall_s / ours.wall_s:.1f}x"
+                  f", CPU {measure.cpu_s / max(ours.cpu_s, 1e-9):.1f}x")
         wall_ratio = peer.wall_s / ours.wall_s
-        print(f"ratio, wall time nbclient / grade batch: {wall_ratio:.1f}x")
-        print(f"ratio, CPU time nbclient / grade batch: {peer.cpu_s / max(ours.cpu_s, 1e-9):.1f}x")
         thousand = ours.wall_s / args.count * 1000
         said = "" if args.count == 1000 else f" (from the rate of {args.count})"
         print("\ntargets (#11):")

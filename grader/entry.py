@@ -15,10 +15,13 @@ COMMANDS = ("run", "check", "batch")
 
 
 def wants_zygote(argv: list[str]) -> bool:
-    """Whether this command line grades with the fork server (`--engine fast`, the default)."""
+    """Whether this command line grades here with the fork server (`--engine fast`, the
+    default); a batch on a Dask cluster grades on the cluster's workers, not here."""
     if not argv or argv[0] not in COMMANDS:
         return False
     for index, arg in enumerate(argv):
+        if arg == "--dask" or arg.startswith("--dask="):
+            return False
         if arg == "--engine":
             return argv[index + 1:index + 2] == ["fast"]
         if arg.startswith("--engine="):

@@ -18,6 +18,8 @@ from tests.conftest import ROOT, processes, survivors
     (["run", "a.ipynb", "--engine", "kernel"], False),
     (["run", "a.ipynb", "--engine=fresh"], False),
     (["run", "a.ipynb", "--engine"], False),
+    (["batch", "subs", "--dask", "local:2"], False),
+    (["batch", "subs", "--dask=tcp://10.0.0.1:8786"], False),
     (["gradebook", "export"], False),
     (["--version"], False),
     ([], False),
