@@ -325,10 +325,12 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
                         "(default), skip the rest of the cell, or stop like Jupyter's Run All")
     parser.add_argument("--engine", choices=[e.value for e in Engine], default="fast",
                         help="fast (default): each submission's worker is a fork of a warm "
-                        "zygote interpreter that has numpy imported (a fresh interpreter where "
-                        "Linux namespaces are not available), and each call of an exercise a "
-                        "fork of that worker; fresh: a fresh interpreter per submission; "
-                        "kernel: a real Jupyter kernel. All three are confined alike")
+                        "zygote interpreter that has numpy imported (and matplotlib.pyplot for "
+                        "submissions that import matplotlib; a fresh interpreter where Linux "
+                        "namespaces are not available or the zygote fails), and each call of "
+                        "an exercise a fork of that worker; fresh: a fresh interpreter per "
+                        "submission; kernel: a real Jupyter kernel. All three are confined "
+                        "alike")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -442,7 +442,18 @@ def prepare_cell(index: int, source: str, automagic: bool = True) -> Cell:
         return Cell(index, python, (), syntax_error=f"cannot be parsed: {type(exc).__name__}")
     statements = tuple(Statement(i, node.lineno, skip_reason(node))
                        for i, node in enumerate(tree.body))
-    return Cell(index, python, statements)
+    return Cell(index, python, statements, imports=_imports(tree))
+
+
+def _imports(tree: ast.Module) -> tuple[str, ...]:
+    """The top-level packages that the import statements of `tree` name, anywhere in it."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.partition(".")[0])
+    return tuple(sorted(names))
 
 
 def _magic_call(node: ast.stmt) -> ast.Call | None:

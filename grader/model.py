@@ -207,6 +207,8 @@ class Cell:
     """1-based position among the code cells: the cell as a student counts them."""
     execution_count: int | None = None
     """The `In [n]` the notebook was saved with, or None when the cell never ran."""
+    imports: tuple[str, ...] = ()
+    """The top-level packages its import statements name, read from the source."""
 
 
 @dataclass(frozen=True)
@@ -223,6 +225,11 @@ class Submission:
     """Assignment named in the notebook's metadata, if any."""
     sha256: str = ""
     """Hash of the file's bytes, to tell resubmissions apart."""
+
+    @property
+    def imports(self) -> frozenset[str]:
+        """The top-level packages that its cells import (read from the source)."""
+        return frozenset(name for cell in self.cells for name in cell.imports)
 
 
 # --------------------------------------------------------------------------- results

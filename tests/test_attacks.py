@@ -42,9 +42,15 @@ HONEST_SCORE = 3.0
 
 
 def grade(tmp_path, attack: str, name: str = "attack_attention_basics.py"):
+    """Grade HONEST plus `attack` with the default engine, which must have forked every
+    worker from the zygote where namespaces are offered (SECURITY.md: the attack suite runs on
+    the default path, not on a silent fallback)."""
     path = tmp_path / name
     path.write_text(HONEST + "\n" + attack)
-    return grading.grade(path, registry.get("attention_basics"), OPTIONS)
+    result = grading.grade(path, registry.get("attention_basics"), OPTIONS)
+    assert result.worker == ("zygote" if isolation.offered().namespaces else "fresh"), \
+        result.isolation
+    return result
 
 
 ATTACKS = {

@@ -455,3 +455,11 @@ def test_a_dedent_that_ipython_cannot_tokenize_is_a_syntax_error_not_a_crash():
     cell = loading.prepare_cell(1, source)
     assert cell.syntax_error == ("SyntaxError: unindent does not match any outer indentation "
                                  "level (line 3)")
+
+
+def test_a_cell_names_the_packages_it_imports_anywhere_but_relative_ones():
+    cell = loading.prepare_cell(1, "import numpy as np, matplotlib.pyplot as plt\n"
+                                   "from os import path\nfrom . import sibling\n"
+                                   "%matplotlib inline\ndef f():\n    import torch.nn\n")
+    assert cell.imports == ("matplotlib", "numpy", "os", "torch")
+    assert loading.prepare_cell(2, "import (").imports == ()

@@ -197,3 +197,66 @@ def test_the_zygote_holds_nothing_of_the_grader():
     assert names <= {key.encode() for key in allowed}
     fds = os.listdir(f"/proc/{pid}/fd")
     assert len(fds) <= 5, fds  # 0, 1, 2 and its socket (and maybe a transient one)
+
+
+def test_a_submission_that_imports_matplotlib_is_forked_from_a_zygote_that_has_it(
+        make_submission):
+    """pyplot is imported once in a zygote of its own, not in every such submission's cells;
+    the forked worker still plots and saves, and a submission without it is not given it."""
+    from grader import grading, registry
+
+    cells = ['import sys\nprint("warm", "matplotlib.pyplot" in sys.modules)',
+             'import os\nimport matplotlib.pyplot as plt\nplt.plot([1, 2], [3, 4])\n'
+             'plt.savefig("figure.png")\nprint("saved", os.path.getsize("figure.png") > 1000)']
+    assignment = registry.get("udl_attention")
+    outputs = []
+    for name, source in (("plots", cells), ("plain", cells[:1])):
+        submission = loading.load(make_submission(source, name=name))
+        preload = grading.preload(submission, assignment)
+        with Session(SandboxConfig(LIMITS, preload=preload)) as session:
+            results = session.run(submission)
+            outputs.append(session.captured_output())
+            assert session.worker is Worker.ZYGOTE
+        assert {r.status for r in results} == {Status.OK}
+    assert grading.preload(loading.load(make_submission(cells, name="again")),
+                           assignment) == ("matplotlib.pyplot",)
+    assert "warm True" in outputs[0] and "saved True" in outputs[0]
+    assert "warm False" in outputs[1]
+
+
+CORRECT = Path(__file__).parent / "corpus" / "udl_attention" / "loops.ipynb"
+
+
+def _graded_by_default():
+    """A correct notebook through `grading.grade` with the default engine: (score, the JSON
+    result's worker, the isolation text)."""
+    from grader import grading, registry
+    from grader.report import json as json_report
+
+    result = grading.grade(CORRECT, registry.get("udl_attention"))
+    return result.score, json_report.to_dict(result)["worker"], result.isolation
+
+
+def test_without_namespaces_the_default_engine_starts_a_fresh_interpreter_and_says_so(
+        monkeypatch):
+    monkeypatch.setattr(isolation, "offered", lambda: isolation.Offer(
+        (), "the unshare command (util-linux) is not installed", None, False))
+    score, worker, described = _graded_by_default()
+    assert (score, worker) == (10.0, "fresh")
+    assert ("started as a fresh interpreter: a zygote needs namespaces, which this machine "
+            "does not give") in described
+    assert "Linux namespaces are not available here" in described
+
+
+def test_a_zygote_that_cannot_be_had_leaves_a_confined_fresh_interpreter(monkeypatch):
+    def lost(*args, **kwargs):
+        raise zygote.ZygoteLost("the zygote did not start (planted)")
+
+    monkeypatch.setattr(zygote, "spawn", lost)
+    score, worker, described = _graded_by_default()
+    assert (score, worker) == (10.0, "fresh")
+    assert ("started as a fresh interpreter: the zygote failed (the zygote did not start "
+            "(planted))") in described
+    assert "its own PID, network and IPC namespaces" in described  # still confined
+    monkeypatch.undo()
+    assert _graded_by_default()[:2] == (10.0, "zygote")

@@ -1,7 +1,9 @@
 """Confining the worker before any student code runs: a minimal read-only root, then no power.
 
-Runs inside the worker, which `isolation` started in fresh mount, PID, network and IPC
-namespaces (as root, or as root of a new user namespace when the grader is not root). It
+Runs inside the worker, which starts in new mount, PID, network and IPC namespaces (as root,
+or as root of a new user namespace when the grader is not root): made by `unshare` for a fresh
+interpreter (`isolation.command`), by the zygote's middle process for a fork (`zygote_process`).
+It
 joins its memory cgroup, builds a new root on a tmpfs that holds only the paths the plan
 grants (system libraries, the interpreter, the installed packages, and `grader.sandbox`),
 pivots into it and drops the old root. Everything is read-only except a small /tmp. Then it
@@ -138,7 +140,8 @@ def confine(plan: dict[str, Any]) -> str:
         os.setgroups([])
         os.setgid(int(plan["gid"]))
         os.setuid(int(plan["uid"]))
-        # Changing credentials clears the parent-death signal that ties us to `unshare`.
+        # Changing credentials clears the parent-death signal that ties us to our parent
+        # (`unshare`, or the zygote's middle process).
         _check(_libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0), "pdeathsig")
     filtered = seccomp.install()  # last: nothing of the confinement needs what it refuses
     who = ("an unprivileged user of its own (no account, no capabilities)"

@@ -124,7 +124,9 @@ def offered() -> Offer:
 def command(offer: Offer, entry: str = "main") -> list[str]:
     """The worker's command line: a fresh interpreter, never a fork of the grader.
 
-    `entry` is "main" (the fast engine's worker) or "kernel_main" (an IPython kernel).
+    `entry` is "main" (the worker of `--engine fresh`, and of the default engine where no
+    zygote can be had) or "kernel_main" (an IPython kernel). The zygote starts the same way
+    (`zygote.Client`), then forks the workers it is asked for.
     """
     return [*offer.prefix, sys.executable, "-I", "-c",
             BOOT.format(parent=str(PACKAGE_PARENT), entry=entry)]
@@ -263,7 +265,8 @@ def kill_all(proc: subprocess.Popen[bytes]) -> None:
 
 def describe(offer: Offer, confinement: str = "", memory: str = "", start: str = "") -> str:
     """How strongly student code is isolated here, for the report; `start` says how the
-    worker was started when it is not the default (a zygote's fork)."""
+    worker was started (`Transport.started`: a zygote's fork, or a fresh interpreter and
+    why)."""
     parts = ["a separate process with resource limits"]
     if start:
         parts.append(start)

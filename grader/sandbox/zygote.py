@@ -1,11 +1,13 @@
 """The fork server ("zygote"): one warm interpreter, forked for each submission's worker.
 
-A fresh interpreter that imports numpy takes about 150 ms to start (a second with torch). The
-zygote pays that once per grading run and preload set (`kept()`: a `grade run`, a batch, one
-`grading.grade`), and each worker is a fork of it, confined by the same code as a fresh worker
-(`confine`), except that pages shared with the zygote are charged to the grader's memory
-cgroup, not the submission's. It is the default (`--engine fast`); `transport.PipeTransport`
-falls back to a fresh interpreter where it cannot be had, and says so.
+A fresh interpreter that imports numpy and confines itself takes about 100 ms before it runs a
+statement (a second with torch; `bench/bench_single.py` measures it); a fork of the zygote
+about 6 ms. The zygote pays the start once per grading run and preload set (`kept()`: a
+`grade run`, a batch, one `grading.grade`), and each worker is a fork of it, confined by the
+same code as a fresh worker (`confine`), except that pages shared with the zygote are charged
+to the grader's memory cgroup, not the submission's. It is the default (`--engine fast`);
+`transport.PipeTransport` falls back to a fresh interpreter where it cannot be had, and says
+so.
 
 Design
 ------
@@ -65,10 +67,12 @@ import json
 import os
 import secrets
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -128,7 +132,10 @@ class Client:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         home = Path("/")
         env = isolation.environment(home)
-        env.update(GRADER_ZYGOTE_FD=str(theirs.fileno()),
+        # What a preloaded library caches (matplotlib's font list) goes to a folder of this
+        # zygote's, gone with it; each worker gets its own again.
+        self.cache = tempfile.mkdtemp(prefix="grader-zygote-")
+        env.update(GRADER_ZYGOTE_FD=str(theirs.fileno()), MPLCONFIGDIR=self.cache,
                    GRADER_ZYGOTE_PRELOAD=json.dumps(list(preload)))
         # As root, a plain process; else root of a user namespace of its own, so that it
         # may make the workers' namespaces and mounts.
@@ -142,6 +149,7 @@ class Client:
                                          pass_fds=(theirs.fileno(),), cwd=home, env=env,
                                          start_new_session=True)
         except OSError as exc:
+            shutil.rmtree(self.cache, ignore_errors=True)
             raise ZygoteLost(f"the zygote could not be started ({exc})") from None
         finally:
             theirs.close()
@@ -270,6 +278,7 @@ class Client:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        shutil.rmtree(self.cache, ignore_errors=True)
         if self.proc.stderr is not None:
             self.proc.stderr.close()
 
@@ -338,12 +347,25 @@ def spawn(offer: isolation.Offer, preload: tuple[str, ...], env: dict[str, str],
           cwd: Path) -> Forked:
     """A worker forked from the zygote; a zygote found dead is started again once."""
     for attempt in range(2):
+        current = client(offer, preload)
         try:
-            return client(offer, preload).spawn(env, cwd)
+            return current.spawn(env, cwd)
         except ZygoteLost:
             if attempt:
                 raise
+            # Retire this one even if it still looks alive (just killed, not yet reaped, or
+            # a child still holds its socket): the retry must start a new zygote.
+            _retire(current)
     raise AssertionError("unreachable")
+
+
+def _retire(current: Client) -> None:
+    """Stop `current` and forget it, unless another thread already replaced it."""
+    with _CLIENTS_LOCK:
+        for key, known in list(_CLIENTS.items()):
+            if known is current:
+                del _CLIENTS[key]
+    current.close()
 
 
 def shutdown() -> None:

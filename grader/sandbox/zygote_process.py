@@ -36,7 +36,8 @@ def _check(result: int, what: str) -> None:
 
 
 def serve() -> None:
-    """The zygote's main loop (its fd is in GRADER_ZYGOTE_FD, its modules in _PRELOAD)."""
+    """The zygote's main loop (its socket's fd is in GRADER_ZYGOTE_FD, the modules it
+    imports first in GRADER_ZYGOTE_PRELOAD)."""
     fd = int(os.environ.pop("GRADER_ZYGOTE_FD"))
     preload = json.loads(os.environ.pop("GRADER_ZYGOTE_PRELOAD", "[]"))
     control = socket.socket(fileno=fd)
