@@ -223,3 +223,54 @@ def test_check_works_from_a_release_alone(tmp_path, monkeypatch, capsys):
     right = selfcheck.run("causal_attention_with_positions",
                           solution.causal_attention_with_positions)
     assert [c.passed for c in right.exercises[0].checks] == [True]
+
+
+
+def _course(tmp_path, monkeypatch, name: str) -> Path:
+    """A course folder that grading uses, holding `name`'s solution and hidden references;
+    its exercises/ folder is the test's to fill."""
+    root = tmp_path / "course"
+    layout = Layout.current()
+    (root / "exercises").mkdir(parents=True)
+    (root / "solutions" / "references").mkdir(parents=True)
+    hidden = layout.hidden(name)
+    (root / "solutions" / "references" / hidden.name).write_bytes(hidden.read_bytes())
+    (root / "solutions" / f"{name}.py").write_bytes(layout.solution(name).read_bytes())
+    monkeypatch.setenv(references.ENV_SOLUTIONS, str(root / "solutions"))
+    return root / "exercises"
+
+
+@pytest.mark.parametrize("first", ["%matplotlib inline", "!pip install numpy",
+                                   "%%time\nx = 1"])
+def test_ipython_syntax_does_not_hide_a_solution_from_release(tmp_path, monkeypatch, first):
+    """A magic made the joined code unparsable, and the NotImplementedError check was skipped
+    for the whole notebook; the cells are now read as the grader reads them."""
+    name = "positional_encoding"
+    layout = Layout.current()
+    notebook = json.loads((layout.exercises / f"{name}.ipynb").read_text())
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    notebook["cells"][:0] = [dict(cell, source=first)]
+    notebook["cells"].append(dict(cell, source=layout.solution(name).read_text()))
+    exercises = _course(tmp_path, monkeypatch, name)
+    (exercises / f"{name}.py").write_bytes(layout.module(name).read_bytes())
+    (exercises / f"{name}.ipynb").write_text(json.dumps(notebook))
+    with pytest.raises(SpecError, match=r"positional_encoding\.ipynb: sinusoidal_encoding is "
+                       r"not a stub \(it never raises NotImplementedError\)"):
+        release.release(registry.get(name), tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    notebook["cells"].pop()  # the stubs alone, with the magic: released
+    (exercises / f"{name}.ipynb").write_text(json.dumps(notebook))
+    assert {p.name for p in release.release(registry.get(name), tmp_path / "out")} == {
+        f"{name}.py", f"{name}.ipynb", f"{name}.check.npz"}
+
+
+def test_release_refuses_a_stub_it_cannot_read_as_python(tmp_path, monkeypatch):
+    name = "positional_encoding"
+    stubs = Layout.current().exercises / f"{name}.ipynb"
+    exercises = _course(tmp_path, monkeypatch, name)
+    (exercises / f"{name}.py").write_text("def broken(:\n")
+    (exercises / f"{name}.ipynb").write_bytes(stubs.read_bytes())
+    with pytest.raises(SpecError, match=r"positional_encoding\.py: line 1: invalid syntax; "
+                       r"release checks that a stub holds no solution, and cannot check code "
+                       r"that is not Python: fix it"):
+        release.release(registry.get(name), tmp_path / "out")

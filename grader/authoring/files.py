@@ -29,6 +29,27 @@ def signature(node: ast.FunctionDef | ast.ClassDef) -> str:
     return f"({ast.unparse(node.args)})"
 
 
+def notebook_python(notebook: dict[str, Any]) -> str:
+    """A notebook's code cells as Python, IPython syntax turned into Python as the grader
+    does (`loading.to_python`), joined; SyntaxError naming the code cell that is not Python
+    even so."""
+    sources = []
+    code = [c for c in notebook.get("cells", []) if c.get("cell_type") == "code"]
+    for number, cell in enumerate(code, 1):
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else str(source)
+        try:
+            python = loading.to_python(source)
+            ast.parse(python)
+        except SyntaxError as exc:
+            raise SyntaxError(f"code cell {number}: {exc.msg} (line {exc.lineno})") from None
+        except (ValueError, RecursionError, MemoryError) as exc:
+            raise SyntaxError(f"code cell {number} cannot be read as Python "
+                              f"({type(exc).__name__})") from None
+        sources.append(python)
+    return "\n".join(sources)
+
+
 def signatures(source: str) -> dict[str, str]:
     """Top-level functions and classes of Python source -> their parameter lists; SyntaxError
     when the source does not parse."""

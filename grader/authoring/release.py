@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import references, released
-from grader.authoring.files import notebook_text
+from grader.authoring.files import notebook_python, notebook_text
 from grader.authoring.layout import Layout
 from grader.authoring.master import BEGIN, END
 from grader.errors import SpecError, UsageError
@@ -31,27 +31,29 @@ def _cleared(notebook: dict[str, Any]) -> dict[str, Any]:
     return notebook
 
 
-def _refuse_solutions(path: Path, code: str, assignment: Assignment) -> None:
+def _refuse_solutions(path: Path, text: str, assignment: Assignment) -> None:
     """SpecError when a stub file holds a solution marker, or an exercise that students write
-    without a `raise NotImplementedError` in it."""
-    if BEGIN in code or END in code:
+    without a `raise NotImplementedError` in it, or code that cannot be checked for either
+    (IPython syntax is read as the grader reads it; what is not Python even so is refused)."""
+    notebook = json.loads(text) if path.suffix == ".ipynb" else None
+    raw = text if notebook is None else "\n".join(
+        "".join(cell.get("source", "")) for cell in notebook.get("cells", [])
+        if cell.get("cell_type") == "code")
+    if BEGIN in raw or END in raw:
         raise SpecError(f"{path}: holds a solution marker ({BEGIN}); release the stubs that "
                         "`grade assign` writes, not the master")
     try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return  # IPython syntax: the markers were the check that matters
+        tree = ast.parse(text if notebook is None else notebook_python(notebook))
+    except SyntaxError as exc:
+        where = exc.msg if exc.lineno is None else f"line {exc.lineno}: {exc.msg}"
+        raise SpecError(f"{path}: {where}; release checks that a stub holds no solution, "
+                        "and cannot check code that is not Python: fix it") from None
     written = {e.name for e in assignment.exercises if not e.provided}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in written and \
                 "NotImplementedError" not in ast.unparse(node):
             raise SpecError(f"{path}: {node.name} is not a stub (it never raises "
                             "NotImplementedError); release the stubs, not a solution")
-
-
-def _notebook_code(notebook: dict[str, Any]) -> str:
-    return "\n".join("".join(cell.get("source", "")) for cell in notebook.get("cells", [])
-                     if cell.get("cell_type") == "code")
 
 
 def release(assignment: Assignment, out: Path, layout: Layout | None = None) -> list[Path]:
@@ -66,12 +68,9 @@ def release(assignment: Assignment, out: Path, layout: Layout | None = None) -> 
         except OSError as exc:
             raise SpecError(f"{source}: cannot be read ({exc.strerror}); run `grade assign` "
                             "or write the stubs") from None
+        _refuse_solutions(source, text, assignment)
         if source.suffix == ".ipynb":
-            notebook = _cleared(json.loads(text))
-            _refuse_solutions(source, _notebook_code(notebook), assignment)
-            text = notebook_text(notebook)
-        else:
-            _refuse_solutions(source, text, assignment)
+            text = notebook_text(_cleared(json.loads(text)))
         planned.append((out / source.name, text))
     data = out / f"{assignment.name}{released.SUFFIX}"
     ours = {path.name for path, _ in planned} | {data.name}

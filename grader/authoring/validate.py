@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from grader import diagnose, fairness, references
-from grader.authoring.files import signatures
+from grader.authoring.files import notebook_python, signatures
 from grader.authoring.layout import Layout
 from grader.errors import ReferencesError
 from grader.model import Assignment, Case, Exercise, Inputs
@@ -118,14 +118,9 @@ def signature_problems(assignment: Assignment, layout: Layout) -> list[Problem]:
 
 
 def _code(path: Path) -> str:
-    """A module's source, or a notebook's code cells joined (IPython lines left out)."""
+    """A module's source, or a notebook's code cells as Python (`notebook_python`)."""
     text = path.read_text(encoding="utf-8")
-    if path.suffix != ".ipynb":
-        return text
-    cells = json.loads(text)["cells"]
-    sources = ["".join(c["source"]) for c in cells if c.get("cell_type") == "code"]
-    return "\n".join(line for source in sources for line in source.splitlines()
-                     if not line.lstrip().startswith(("%", "!")))
+    return notebook_python(json.loads(text)) if path.suffix == ".ipynb" else text
 
 
 def reference_problems(assignment: Assignment, fresh: dict[tuple[str, str], Outputs]
