@@ -1,10 +1,14 @@
 """`grade release`: students receive the stubs and the public cases, and nothing hidden.
 
 For every assignment in the registry, the released folder is scanned (`tests/leakscan.py`)
-for every hidden input and expected value, as float64 bytes (raw and inside the npz) and as
-text (in full and as numpy prints it), and for every line of solution code; values that a
-public case shows too are not secrets. The same scan finds each kind of secret planted in a
-release: it can fail. `check()` works from a release alone.
+for every hidden input and expected value that is not a round number (one that rounds to four
+decimals, such as the sizes 5 or 32, would match everywhere), as float64 and float32 bytes
+(raw and inside the npz; each pair of neighbouring values, and a lone value alone) and as text
+(as Python writes it, with 8 significant digits, and as numpy prints it: 8 decimals, or in
+scientific notation), and for
+every line of solution code of 10 characters or more that the stubs do not already hold;
+values that a public case shows too are not secrets. The same scan finds each kind of secret
+planted in a release: it can fail. `check()` works from a release alone.
 """
 
 from __future__ import annotations
@@ -56,23 +60,34 @@ def _material(assignment: Assignment, visibility: Visibility) -> list[np.ndarray
 
 
 def _windows(arrays: list[np.ndarray]) -> set[bytes]:
+    """Each pair of neighbouring values that holds a distinctive one, as float64 and as
+    float32 bytes; the value itself where it has no neighbour. A value is judged as that type
+    holds it (1e-50 is 0.0 in float32)."""
     found = set()
     for array in arrays:
-        flat = np.ascontiguousarray(array, dtype="<f8").ravel()
-        for i in range(len(flat) - 1):
-            if _distinctive(flat[i]) or _distinctive(flat[i + 1]):
-                found.add(flat[i:i + 2].tobytes())
+        for dtype in ("<f8", "<f4"):
+            flat = np.asarray(array, dtype=float).ravel().astype(dtype)
+            if len(flat) == 1 and _distinctive(flat[0]):
+                found.add(flat.tobytes())
+            for i in range(len(flat) - 1):
+                if _distinctive(flat[i]) or _distinctive(flat[i + 1]):
+                    found.add(flat[i:i + 2].tobytes())
     return found
 
 
 def _texts(arrays: list[np.ndarray]) -> set[str]:
-    """A value as Python writes it in full, and as numpy prints it (8 significant digits)."""
+    """A value as Python writes it in full, with 8 significant digits, and as numpy prints
+    it (at most 8 decimals, numpy's default precision, or 8 digits in scientific notation,
+    which numpy chooses for an array whose values span a wide range)."""
     found = set()
     for array in arrays:
         for value in np.asarray(array, dtype=float).ravel():
-            if _distinctive(value):
-                found |= {repr(float(value)), np.format_float_positional(
-                    value, precision=8, unique=False, fractional=False, trim="-")}
+            written = {repr(float(value)), np.format_float_positional(
+                value, precision=8, unique=False, fractional=False, trim="-"),
+                np.format_float_positional(value, precision=8, fractional=True, trim="-"),
+                np.format_float_scientific(value, precision=8, unique=False)}
+            # A form that has lost the value's distinctive digits (1e-10 prints as 0) is none.
+            found |= {text for text in written if _distinctive(float(text))}
     return found
 
 
@@ -155,28 +170,25 @@ def test_the_scan_finds_each_planted_secret(releases, tmp_path):
                               "execution_count": None, "source": [f"    {lines[0]}\n"]})
     (planted / "with_solution.ipynb").write_text(json.dumps(notebook, indent=1))
     (planted / "printed.md").write_text(f"the answer is {texts[len(texts) // 2]}\n")
+    np.save(planted / "single.npy", hidden[0].astype(np.float32))  # a float32 copy
+    (planted / "numpy.txt").write_text(str(hidden[0]))  # as print() shows it in a notebook
     found = leakscan.main(needles, lines, top=str(planted), texts=texts).found
     assert sorted(found) == sorted([("array", str(planted / "extra.npz")),
                                     ("array", str(planted / "extra.npz") + ":leaked.npy"),
+                                    ("array", str(planted / "single.npy")),
                                     ("line", str(planted / "with_solution.ipynb")),
+                                    ("text", str(planted / "numpy.txt")),
                                     ("text", str(planted / "printed.md"))])
 
 
 def test_a_master_or_a_solution_is_never_released(tmp_path, monkeypatch):
-    root = tmp_path / "course"
-    for folder in ("exercises", "solutions"):
-        (root / folder).mkdir(parents=True)
-    (root / "solutions" / "references").mkdir()
     name = "positional_encoding"
     layout = Layout.current()
-    for path in (layout.hidden(name),):
-        (root / "solutions" / "references" / path.name).write_bytes(path.read_bytes())
-    (root / "solutions" / f"{name}.py").write_bytes(layout.solution(name).read_bytes())
-    (root / "exercises" / f"{name}.ipynb").write_bytes(
-        (layout.exercises / f"{name}.ipynb").read_bytes())
-    monkeypatch.setenv(references.ENV_SOLUTIONS, str(root / "solutions"))
+    exercises = _course(tmp_path, monkeypatch, name)
+    root = exercises.parent
+    (exercises / f"{name}.ipynb").write_bytes((layout.exercises / f"{name}.ipynb").read_bytes())
     # The stub module is the solution by mistake: refused, nothing written.
-    (root / "exercises" / f"{name}.py").write_bytes(layout.solution(name).read_bytes())
+    (exercises / f"{name}.py").write_bytes(layout.solution(name).read_bytes())
     with pytest.raises(SpecError, match=r"positional_encoding\.py: sinusoidal_encoding is not a "
                        r"stub \(it never raises NotImplementedError\); release the stubs"):
         release.release(registry.get(name), tmp_path / "out")
