@@ -13,6 +13,8 @@ from grader import references
 from grader.sandbox import isolation
 
 ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "tests" / "artifacts"
+"""What the browser tests keep after a run: their screenshots (git ignores the folder)."""
 
 
 @pytest.fixture(scope="session")

@@ -18,9 +18,8 @@ from selenium.webdriver.common.by import By
 
 from grader import grading, registry
 from grader.report import html
-from tests.conftest import ROOT
+from tests.conftest import ARTIFACTS, ROOT
 
-ARTIFACTS = ROOT / "tests" / "artifacts"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--window-size=1100,1600"]

@@ -17,7 +17,7 @@ from grader import classreport, cli
 from grader.gradebook import FILENAME, Gradebook, Row
 from grader.report import classpage
 from tests import test_browser
-from tests.conftest import ROOT
+from tests.conftest import ARTIFACTS, ROOT
 
 browser = test_browser.browser  # the fixture: headless Chromium, a failure in CI when missing
 
@@ -279,7 +279,8 @@ def test_the_page_opens_in_chromium_with_the_histogram_and_the_mistakes(graded, 
     rows[0].find_element(By.TAG_NAME, "summary").click()
     assert names.is_displayed() and names.text == "cat, dan, eve, fay"
     browser.execute_script("window.scrollTo(0, 0)")
-    shot = tmp_path / "class.png"
+    ARTIFACTS.mkdir(exist_ok=True)  # kept after the run, beside the report's screenshot
+    shot = ARTIFACTS / "class-report.png"
     assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 20_000
 
 
