@@ -126,9 +126,9 @@ def test_stale_references(tmp_path, monkeypatch):
     code, output = run_validate()
     assert code == 1
     hidden = root / "solutions" / "references" / "unit.npz"
-    assert (f"unit: unit: {hidden}: stale, built from another version of {solution}; run "
+    assert (f"unit: {hidden}: stale, built from another version of {solution}; run "
             "`grade references build unit`\n") in output
-    assert (f"unit: unit: {hidden}: softmax/large-values differs from what the solution "
+    assert (f"unit: {hidden}: softmax/large-values differs from what the solution "
             "computes; run `grade references build unit`\n") in output
     assert "softmax/vector differs" not in output
 
@@ -193,6 +193,19 @@ def test_a_misconception_equal_to_the_reference_on_every_case(tmp_path, monkeypa
     assert output == ("unit: softmax: the misconception 'softmax-wrong-axis' returns what the "
                       "solution returns on every case, so no case can recognise it; fix its "
                       "variant, or add a case on which it goes wrong\n")
+
+
+def test_a_misconception_that_raises_on_every_case_is_called_broken(tmp_path, monkeypatch):
+    """It was told to 'return what the solution returns', which sent the author after cases
+    when the variant itself was wrong."""
+    write_course(tmp_path, monkeypatch, mistakes=MISTAKES + '''
+    misconception("softmax-wrong-axis", lambda x: right(x, axis=7)),
+''')
+    code, output = run_validate()
+    assert code == 1
+    assert output == ("unit: softmax: the misconception 'softmax-wrong-axis' raises or returns "
+                      "no usable output on every case, so no case can recognise it; fix its "
+                      "variant (call it on a case's inputs to see the error)\n")
 
 
 @pytest.mark.parametrize("note, said, missing", [

@@ -71,12 +71,12 @@ class Problem:
     """One mistake of the author's."""
 
     where: str
-    """The file, or exercise/case, at fault."""
+    """The file, or exercise/case, at fault; empty when the message names it."""
     message: str
     """What is wrong and how to fix it."""
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.message}"
+        return f"{self.where}: {self.message}" if self.where else self.message
 
 
 def signature_problems(assignment: Assignment, layout: Layout) -> list[Problem]:
@@ -125,9 +125,9 @@ def _code(path: Path) -> str:
 
 def reference_problems(assignment: Assignment, fresh: dict[tuple[str, str], Outputs]
                        ) -> list[Problem]:
-    """References missing, stale, or different from what the solution computes now."""
-    return [Problem(assignment.name, problem)
-            for problem in references.verify(assignment, fresh)]
+    """References missing, stale, or different from what the solution computes now (each
+    message names the file)."""
+    return [Problem("", problem) for problem in references.verify(assignment, fresh)]
 
 
 def _outputs(exercise: Exercise, case: Case) -> list[Outputs | None]:
@@ -154,6 +154,12 @@ def misconception_problems(exercise: Exercise, expected: Callable[[Case], Output
 
     invisible = {i for i in range(len(mistakes)) if not differs(i, None)}
     for i in sorted(invisible):
+        if all(outputs[i] is None for outputs in runs):
+            found.append(Problem(exercise.name, f"the misconception '{mistakes[i].id}' raises "
+                                 "or returns no usable output on every case, so no case can "
+                                 "recognise it; fix its variant (call it on a case's inputs "
+                                 "to see the error)"))
+            continue
         fix = (f"add a case with {mistakes[i].conditional}" if mistakes[i].conditional
                else "fix its variant, or add a case on which it goes wrong")
         found.append(Problem(exercise.name, f"the misconception '{mistakes[i].id}' returns what "
