@@ -9,7 +9,7 @@ import pytest
 
 from grader import grading, registry
 from grader.model import Status
-from grader.sandbox import zygote
+from grader.sandbox import isolation, zygote
 from grader.sandbox.kernel import KernelTransport
 from grader.sandbox.limits import Limits
 from tests.conftest import ROOT, processes, survivors
@@ -58,6 +58,9 @@ def test_corpus_scores_and_cells(relative):
     assert result.status is Status.GRADED
     assert result.score == pytest.approx(score, abs=1e-6)
     assert {c.index: c.status.value for c in result.problem_cells} == cells
+    # On the default path, the zygote (#11), never a silent fallback to a fresh interpreter.
+    assert result.worker == ("zygote" if isolation.offered().namespaces else "fresh"), \
+        result.isolation
 
 
 def test_memory_hog_is_stopped_by_the_memory_limit():

@@ -286,3 +286,14 @@ def test_release_refuses_a_stub_it_cannot_read_as_python(tmp_path, monkeypatch):
                        r"release checks that a stub holds no solution, and cannot check code "
                        r"that is not Python: fix it"):
         release.release(registry.get(name), tmp_path / "out")
+
+
+def test_release_names_a_stub_notebook_that_is_not_json(tmp_path, monkeypatch):
+    name = "positional_encoding"
+    module = Layout.current().module(name)
+    exercises = _course(tmp_path, monkeypatch, name)
+    (exercises / f"{name}.py").write_bytes(module.read_bytes())
+    (exercises / f"{name}.ipynb").write_text('{"cells": [')
+    with pytest.raises(SpecError, match=r"positional_encoding\.ipynb: not valid notebook JSON "
+                       r"\(.*\); run `grade assign` or re-save it from Jupyter"):
+        release.release(registry.get(name), tmp_path / "out")

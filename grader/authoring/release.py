@@ -31,11 +31,12 @@ def _cleared(notebook: dict[str, Any]) -> dict[str, Any]:
     return notebook
 
 
-def _refuse_solutions(path: Path, text: str, assignment: Assignment) -> None:
-    """SpecError when a stub file holds a solution marker, or an exercise that students write
-    without a `raise NotImplementedError` in it, or code that cannot be checked for either
-    (IPython syntax is read as the grader reads it; what is not Python even so is refused)."""
-    notebook = json.loads(text) if path.suffix == ".ipynb" else None
+def _refuse_solutions(path: Path, text: str, notebook: dict[str, Any] | None,
+                      assignment: Assignment) -> None:
+    """SpecError when a stub file (a module's `text`, or a `notebook`) holds a solution
+    marker, or an exercise that students write without a `raise NotImplementedError` in it,
+    or code that cannot be checked for either (IPython syntax is read as the grader reads
+    it; what is not Python even so is refused)."""
     raw = text if notebook is None else "\n".join(
         "".join(cell.get("source", "")) for cell in notebook.get("cells", [])
         if cell.get("cell_type") == "code")
@@ -68,9 +69,14 @@ def release(assignment: Assignment, out: Path, layout: Layout | None = None) -> 
         except OSError as exc:
             raise SpecError(f"{source}: cannot be read ({exc.strerror}); run `grade assign` "
                             "or write the stubs") from None
-        _refuse_solutions(source, text, assignment)
-        if source.suffix == ".ipynb":
-            text = notebook_text(_cleared(json.loads(text)))
+        try:
+            notebook = json.loads(text) if source.suffix == ".ipynb" else None
+        except ValueError as exc:
+            raise SpecError(f"{source}: not valid notebook JSON ({exc}); run `grade assign` "
+                            "or re-save it from Jupyter") from None
+        _refuse_solutions(source, text, notebook, assignment)
+        if notebook is not None:
+            text = notebook_text(_cleared(notebook))
         planned.append((out / source.name, text))
     data = out / f"{assignment.name}{released.SUFFIX}"
     ours = {path.name for path, _ in planned} | {data.name}
