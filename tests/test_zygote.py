@@ -222,6 +222,10 @@ def test_a_submission_that_imports_matplotlib_is_forked_from_a_zygote_that_has_i
                            assignment) == ("matplotlib.pyplot",)
     assert "warm True" in outputs[0] and "saved True" in outputs[0]
     assert "warm False" in outputs[1]
+    # The folder matplotlib cached its fonts in while the zygote imported it is gone already,
+    # so a grader killed now leaves nothing behind.
+    warm = zygote.client(isolation.offered(), ("matplotlib.pyplot",))
+    assert warm.alive and not Path(warm.cache).exists()
 
 
 CORRECT = Path(__file__).parent / "corpus" / "udl_attention" / "loops.ipynb"

@@ -132,8 +132,10 @@ class Client:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         home = Path("/")
         env = isolation.environment(home)
-        # What a preloaded library caches (matplotlib's font list) goes to a folder of this
-        # zygote's, gone with it; each worker gets its own again.
+        # What a preloaded library caches while it is imported (matplotlib's font list) goes
+        # to a folder of this zygote's, removed once it is ready: nothing reads it after the
+        # import, and no worker can reach it (each has its own /tmp). Removed then, it is not
+        # left behind when the grader is killed.
         self.cache = tempfile.mkdtemp(prefix="grader-zygote-")
         env.update(GRADER_ZYGOTE_FD=str(theirs.fileno()), MPLCONFIGDIR=self.cache,
                    GRADER_ZYGOTE_PRELOAD=json.dumps(list(preload)))
@@ -161,6 +163,7 @@ class Client:
         self.alive = True
         self.stderr = b""
         ready = self._receive(timeout=120)
+        shutil.rmtree(self.cache, ignore_errors=True)
         if ready is None or ready.get("op") != "ready":
             self.close()
             raise ZygoteLost(f"the zygote did not start ({self._said()})")
@@ -278,7 +281,6 @@ class Client:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-        shutil.rmtree(self.cache, ignore_errors=True)
         if self.proc.stderr is not None:
             self.proc.stderr.close()
 
