@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import io
 import json
+import re
+import textwrap
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
 
@@ -295,5 +298,65 @@ def test_release_names_a_stub_notebook_that_is_not_json(tmp_path, monkeypatch):
     (exercises / f"{name}.py").write_bytes(module.read_bytes())
     (exercises / f"{name}.ipynb").write_text('{"cells": [')
     with pytest.raises(SpecError, match=r"positional_encoding\.ipynb: not valid notebook JSON "
+                       r"\(.*\); run `grade assign` or re-save it from Jupyter"):
+        release.release(registry.get(name), tmp_path / "out")
+
+
+def _stub_notebook_with(name: str, source: str) -> dict:
+    """The stub notebook of `name` with one more code cell."""
+    notebook = json.loads((Layout.current().exercises / f"{name}.ipynb").read_text())
+    notebook["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [],
+                              "execution_count": None, "source": source})
+    return notebook
+
+
+@pytest.mark.parametrize("hidden, said", [
+    ("%%capture\n{solution}", "passes public checks as it would be released"),
+    ("%%time\n{solution}", "passes public checks as it would be released"),
+    ("exec({solution!r})", "passes public checks as it would be released"),
+    ("if True:\n{indented}", "is not a stub (it never raises NotImplementedError)"),
+])
+def test_a_solution_hidden_from_reading_is_caught_by_running_the_release(
+        tmp_path, monkeypatch, hidden, said):
+    """The red-team review's ways past the reading check: a solution inside a cell magic's
+    body or an exec() string is only code when it runs, so release grades its files as
+    released; a nested definition is read."""
+    name = "positional_encoding"
+    layout = Layout.current()
+    solution = layout.solution(name).read_text()
+    cell = hidden.format(solution=solution, indented=textwrap.indent(solution, "    "))
+    notebook = _stub_notebook_with(name, cell)
+    exercises = _course(tmp_path, monkeypatch, name)
+    (exercises / f"{name}.py").write_bytes(layout.module(name).read_bytes())
+    (exercises / f"{name}.ipynb").write_text(json.dumps(notebook))
+    with pytest.raises(SpecError, match=rf"positional_encoding\.ipynb: sinusoidal_encoding "
+                       rf"{re.escape(said)}"):
+        release.release(registry.get(name), tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_older_notebook_format_is_read_after_upgrading_it(tmp_path, monkeypatch):
+    """An nbformat 3 notebook keeps its cells under worksheets, where release did not look:
+    its markers and solution went out. It is read as nbformat 4, as grading reads it."""
+    name = "positional_encoding"
+    layout = Layout.current()
+    master = nbformat.read(layout.solutions / f"{name}_master.ipynb", as_version=4)
+    exercises = _course(tmp_path, monkeypatch, name)
+    (exercises / f"{name}.py").write_bytes(layout.module(name).read_bytes())
+    (exercises / f"{name}.ipynb").write_text(nbformat.writes(nbformat.convert(master, 3)))
+    assert '"worksheets"' in (exercises / f"{name}.ipynb").read_text()
+    with pytest.raises(SpecError, match="holds a solution marker"):
+        release.release(registry.get(name), tmp_path / "out")
+
+
+@pytest.mark.parametrize("cells", ['{"not": "a list"}', '[{"cell_type": "code", "source": 7}]'])
+def test_a_malformed_notebook_is_named_not_a_traceback(tmp_path, monkeypatch, cells):
+    name = "positional_encoding"
+    module = Layout.current().module(name)
+    exercises = _course(tmp_path, monkeypatch, name)
+    (exercises / f"{name}.py").write_bytes(module.read_bytes())
+    (exercises / f"{name}.ipynb").write_text(
+        f'{{"cells": {cells}, "metadata": {{}}, "nbformat": 4, "nbformat_minor": 5}}')
+    with pytest.raises(SpecError, match=r"positional_encoding\.ipynb: not a valid notebook "
                        r"\(.*\); run `grade assign` or re-save it from Jupyter"):
         release.release(registry.get(name), tmp_path / "out")

@@ -2,14 +2,22 @@
 
 An allow-list: the stub notebooks (outputs cleared), the stub module, and
 `<assignment>.check.npz`, the public cases and their expected outputs for `check()`
-(`grader.released`). Before anything is written, every file is checked to be a stub: no
-solution marker, and every exercise a student writes still raises NotImplementedError.
+(`grader.released`). Before anything is written, every file is checked to be a stub, twice:
+- read: no solution marker, and every exercise a student writes (wherever it is defined)
+  raises NotImplementedError; IPython syntax is read as the grader reads it, and a notebook
+  through nbformat (an older format upgraded, a malformed one refused);
+- run: each file as it will be released is graded in the sandbox on the public cases, as a
+  student's submission would be, and no exercise a student writes may pass a check. This
+  catches what reading cannot: a solution inside a cell magic (`%%capture`), an `exec`, a
+  definition the reader does not look for.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +39,32 @@ def _cleared(notebook: dict[str, Any]) -> dict[str, Any]:
     return notebook
 
 
+def _read_notebook(path: Path, text: str) -> dict[str, Any]:
+    """The stub notebook as nbformat 4 (older formats upgraded), validated; SpecError naming
+    the file when it is not a notebook."""
+    import nbformat
+    from nbformat.warnings import MissingIDFieldWarning
+
+    try:
+        with warnings.catch_warnings():  # cells without ids: nbformat gives them ids
+            warnings.simplefilter("ignore", MissingIDFieldWarning)
+            notebook = nbformat.reads(text, as_version=4)
+            nbformat.validate(notebook)
+    except nbformat.ValidationError as exc:
+        raise SpecError(f"{path}: not a valid notebook ({exc.message}); run `grade assign` or "
+                        "re-save it from Jupyter") from None
+    except Exception as exc:  # nbformat raises what it meets in a malformed file
+        raise SpecError(f"{path}: not valid notebook JSON ({type(exc).__name__}: {exc}); run "
+                        "`grade assign` or re-save it from Jupyter") from None
+    return json.loads(nbformat.writes(notebook))  # as Jupyter saves it: sources as lines
+
+
 def _refuse_solutions(path: Path, text: str, notebook: dict[str, Any] | None,
                       assignment: Assignment) -> None:
     """SpecError when a stub file (a module's `text`, or a `notebook`) holds a solution
-    marker, or an exercise that students write without a `raise NotImplementedError` in it,
-    or code that cannot be checked for either (IPython syntax is read as the grader reads
-    it; what is not Python even so is refused)."""
+    marker, or defines an exercise that students write, anywhere, without a
+    `raise NotImplementedError` in it, or holds code that cannot be checked for either (what
+    is not Python once IPython's syntax is read as the grader reads it)."""
     raw = text if notebook is None else "\n".join(
         "".join(cell.get("source", "")) for cell in notebook.get("cells", [])
         if cell.get("cell_type") == "code")
@@ -50,11 +78,32 @@ def _refuse_solutions(path: Path, text: str, notebook: dict[str, Any] | None,
         raise SpecError(f"{path}: {where}; release checks that a stub holds no solution, "
                         "and cannot check code that is not Python: fix it") from None
     written = {e.name for e in assignment.exercises if not e.provided}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in written and \
-                "NotImplementedError" not in ast.unparse(node):
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+                node.name in written and "NotImplementedError" not in ast.unparse(node):
             raise SpecError(f"{path}: {node.name} is not a stub (it never raises "
                             "NotImplementedError); release the stubs, not a solution")
+
+
+def _refuse_working_stubs(files: list[tuple[Path, str]], assignment: Assignment) -> None:
+    """SpecError when a file, graded as released on the public cases in the sandbox, passes
+    a check of an exercise that students write: however it got there, that is a solution."""
+    from grader import grading
+
+    written = {e.name for e in assignment.exercises if not e.provided}
+    options = grading.Options(public_only=True)
+    with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
+        for source, text in files:
+            copy = Path(scratch) / source.name
+            copy.write_text(text, encoding="utf-8")
+            result = grading.grade(copy, assignment, options)
+            for exercise in result.exercises:
+                passed = [check.name for check in exercise.checks if check.passed]
+                if exercise.name in written and passed:
+                    raise SpecError(
+                        f"{source}: {exercise.name} passes public checks as it would be "
+                        f"released ({', '.join(passed)}), so it is not a stub; release the "
+                        "stubs, not a solution")
 
 
 def release(assignment: Assignment, out: Path, layout: Layout | None = None) -> list[Path]:
@@ -69,24 +118,23 @@ def release(assignment: Assignment, out: Path, layout: Layout | None = None) -> 
         except OSError as exc:
             raise SpecError(f"{source}: cannot be read ({exc.strerror}); run `grade assign` "
                             "or write the stubs") from None
-        try:
-            notebook = json.loads(text) if source.suffix == ".ipynb" else None
-        except ValueError as exc:
-            raise SpecError(f"{source}: not valid notebook JSON ({exc}); run `grade assign` "
-                            "or re-save it from Jupyter") from None
+        notebook = _read_notebook(source, text) if source.suffix == ".ipynb" else None
         _refuse_solutions(source, text, notebook, assignment)
         if notebook is not None:
             text = notebook_text(_cleared(notebook))
-        planned.append((out / source.name, text))
+        planned.append((source, text))
     data = out / f"{assignment.name}{released.SUFFIX}"
-    ours = {path.name for path, _ in planned} | {data.name}
+    ours = {source.name for source, _ in planned} | {data.name}
     others = sorted(p.name for p in out.iterdir() if p.name not in ours) \
         if out.is_dir() else []
     if others:  # a release is the whole folder: nothing else may go out with it
         raise UsageError(f"{out}: holds other files ({', '.join(others[:3])}); release into "
                          "a new or empty folder")
+    _refuse_working_stubs(planned, assignment)
     out.mkdir(parents=True, exist_ok=True)
-    for path, text in planned:
-        path.write_text(text, encoding="utf-8")
+    written = []
+    for source, text in planned:
+        written.append(out / source.name)
+        written[-1].write_text(text, encoding="utf-8")
     released.write(data, assignment, stored)
-    return [path for path, _ in planned] + [data]
+    return [*written, data]
