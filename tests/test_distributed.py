@@ -127,9 +127,11 @@ def test_a_batch_on_local_workers_records_what_a_local_batch_does(local, tmp_pat
     assert [row[4:7] for row in rows(out) if row[0] == "ivan"] == [("graded", 0.0, 10.0)]
 
 
-def zygotes() -> list[int]:
-    """On a worker: the process ids of its zygotes."""
-    return [kept.zygote_pid for kept in zygote._CLIENTS.values() if kept.alive]
+def zygotes() -> dict[str, int]:
+    """On a worker: the process id of each of its zygotes, by what it preloaded beyond numpy
+    ("" for the plain one, "matplotlib.pyplot" for submissions that import matplotlib)."""
+    return {",".join(key): kept.zygote_pid for key, kept in zygote._CLIENTS.items()
+            if kept.alive}
 
 
 class WatchZygotes(test_batch.Terminal):
@@ -161,15 +163,18 @@ def test_rows_and_reports_equal_a_local_batch(local, two_workers, tmp_path, monk
         "(--max-submission-mb); clear the outputs (Cell > All Output > Clear) and hand it in "
         "again")
     assert "grading on 2 Dask workers" in progress.getvalue() and "10/10" in progress.getvalue()
-    # Each worker kept one zygote of its own, warm from its first submission to the last...
+    # Each worker kept zygotes of its own, one per preload set (the class has notebooks that
+    # import matplotlib), each warm from its first submission to the last...
     last = progress.seen[-1]
     assert sorted(last) == sorted(client.nthreads())
-    assert all(len(pids) == 1 for pids in last.values())
-    assert len({pids[0] for pids in last.values()}) == 2
-    assert all(seen[worker] in ([], pids) for seen in progress.seen for worker, pids in
-               last.items())
-    # ...and let it go when the batch ended.
-    assert client.run(zygotes) == {worker: [] for worker in last}
+    assert all(kinds and set(kinds) <= {"", "matplotlib.pyplot"} for kinds in last.values())
+    assert any("matplotlib.pyplot" in kinds for kinds in last.values())
+    pids = [pid for kinds in last.values() for pid in kinds.values()]
+    assert len(set(pids)) == len(pids)  # no worker shares another's
+    assert all(seen[worker].get(kind, pid) == pid for seen in progress.seen
+               for worker, kinds in last.items() for kind, pid in kinds.items())
+    # ...and let them go when the batch ended.
+    assert client.run(zygotes) == {worker: {} for worker in last}
 
 
 class KillWhenFirstRecorded(io.StringIO):

@@ -246,8 +246,8 @@ def _course(tmp_path, monkeypatch, name: str) -> Path:
     its exercises/ folder is the test's to fill."""
     root = tmp_path / "course"
     layout = Layout.current()
-    (root / "exercises").mkdir(parents=True)
-    (root / "solutions" / "references").mkdir(parents=True)
+    (root / "exercises").mkdir(parents=True, exist_ok=True)
+    (root / "solutions" / "references").mkdir(parents=True, exist_ok=True)
     hidden = layout.hidden(name)
     (root / "solutions" / "references" / hidden.name).write_bytes(hidden.read_bytes())
     (root / "solutions" / f"{name}.py").write_bytes(layout.solution(name).read_bytes())
@@ -255,51 +255,49 @@ def _course(tmp_path, monkeypatch, name: str) -> Path:
     return root / "exercises"
 
 
+PE = "positional_encoding"
+
+
+def _release_of(tmp_path, monkeypatch, notebook: dict | str, module: str | None = None):
+    """Release positional_encoding from a course whose stub notebook is `notebook` (a dict is
+    written as JSON) and whose stub module is the project's, or `module`."""
+    module = Layout.current().module(PE).read_text() if module is None else module
+    exercises = _course(tmp_path, monkeypatch, PE)
+    (exercises / f"{PE}.py").write_text(module)
+    (exercises / f"{PE}.ipynb").write_text(
+        notebook if isinstance(notebook, str) else json.dumps(notebook))
+    return release.release(registry.get(PE), tmp_path / "out")
+
+
 @pytest.mark.parametrize("first", ["%matplotlib inline", "!pip install numpy",
                                    "%%time\nx = 1"])
 def test_ipython_syntax_does_not_hide_a_solution_from_release(tmp_path, monkeypatch, first):
     """A magic made the joined code unparsable, and the NotImplementedError check was skipped
     for the whole notebook; the cells are now read as the grader reads them."""
-    name = "positional_encoding"
-    layout = Layout.current()
-    notebook = json.loads((layout.exercises / f"{name}.ipynb").read_text())
-    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
-    notebook["cells"][:0] = [dict(cell, source=first)]
-    notebook["cells"].append(dict(cell, source=layout.solution(name).read_text()))
-    exercises = _course(tmp_path, monkeypatch, name)
-    (exercises / f"{name}.py").write_bytes(layout.module(name).read_bytes())
-    (exercises / f"{name}.ipynb").write_text(json.dumps(notebook))
+    notebook = _stub_notebook_with(PE, Layout.current().solution(PE).read_text())
+    cell = dict(notebook["cells"][-1], source=first)
+    notebook["cells"][:0] = [cell]
     with pytest.raises(SpecError, match=r"positional_encoding\.ipynb: sinusoidal_encoding is "
                        r"not a stub \(it never raises NotImplementedError\)"):
-        release.release(registry.get(name), tmp_path / "out")
+        _release_of(tmp_path, monkeypatch, notebook)
     assert not (tmp_path / "out").exists()
     notebook["cells"].pop()  # the stubs alone, with the magic: released
-    (exercises / f"{name}.ipynb").write_text(json.dumps(notebook))
-    assert {p.name for p in release.release(registry.get(name), tmp_path / "out")} == {
-        f"{name}.py", f"{name}.ipynb", f"{name}.check.npz"}
+    assert {p.name for p in _release_of(tmp_path, monkeypatch, notebook)} == {
+        f"{PE}.py", f"{PE}.ipynb", f"{PE}.check.npz"}
 
 
 def test_release_refuses_a_stub_it_cannot_read_as_python(tmp_path, monkeypatch):
-    name = "positional_encoding"
-    stubs = Layout.current().exercises / f"{name}.ipynb"
-    exercises = _course(tmp_path, monkeypatch, name)
-    (exercises / f"{name}.py").write_text("def broken(:\n")
-    (exercises / f"{name}.ipynb").write_bytes(stubs.read_bytes())
+    stubs = (Layout.current().exercises / f"{PE}.ipynb").read_text()
     with pytest.raises(SpecError, match=r"positional_encoding\.py: line 1: invalid syntax; "
                        r"release checks that a stub holds no solution, and cannot check code "
                        r"that is not Python: fix it"):
-        release.release(registry.get(name), tmp_path / "out")
+        _release_of(tmp_path, monkeypatch, stubs, module="def broken(:\n")
 
 
 def test_release_names_a_stub_notebook_that_is_not_json(tmp_path, monkeypatch):
-    name = "positional_encoding"
-    module = Layout.current().module(name)
-    exercises = _course(tmp_path, monkeypatch, name)
-    (exercises / f"{name}.py").write_bytes(module.read_bytes())
-    (exercises / f"{name}.ipynb").write_text('{"cells": [')
     with pytest.raises(SpecError, match=r"positional_encoding\.ipynb: not valid notebook JSON "
                        r"\(.*\); run `grade assign` or re-save it from Jupyter"):
-        release.release(registry.get(name), tmp_path / "out")
+        _release_of(tmp_path, monkeypatch, '{"cells": [')
 
 
 def _stub_notebook_with(name: str, source: str) -> dict:
@@ -321,42 +319,27 @@ def test_a_solution_hidden_from_reading_is_caught_by_running_the_release(
     """The red-team review's ways past the reading check: a solution inside a cell magic's
     body or an exec() string is only code when it runs, so release grades its files as
     released; a nested definition is read."""
-    name = "positional_encoding"
-    layout = Layout.current()
-    solution = layout.solution(name).read_text()
+    solution = Layout.current().solution(PE).read_text()
     cell = hidden.format(solution=solution, indented=textwrap.indent(solution, "    "))
-    notebook = _stub_notebook_with(name, cell)
-    exercises = _course(tmp_path, monkeypatch, name)
-    (exercises / f"{name}.py").write_bytes(layout.module(name).read_bytes())
-    (exercises / f"{name}.ipynb").write_text(json.dumps(notebook))
     with pytest.raises(SpecError, match=rf"positional_encoding\.ipynb: sinusoidal_encoding "
                        rf"{re.escape(said)}"):
-        release.release(registry.get(name), tmp_path / "out")
+        _release_of(tmp_path, monkeypatch, _stub_notebook_with(PE, cell))
     assert not (tmp_path / "out").exists()
 
 
 def test_an_older_notebook_format_is_read_after_upgrading_it(tmp_path, monkeypatch):
     """An nbformat 3 notebook keeps its cells under worksheets, where release did not look:
     its markers and solution went out. It is read as nbformat 4, as grading reads it."""
-    name = "positional_encoding"
-    layout = Layout.current()
-    master = nbformat.read(layout.solutions / f"{name}_master.ipynb", as_version=4)
-    exercises = _course(tmp_path, monkeypatch, name)
-    (exercises / f"{name}.py").write_bytes(layout.module(name).read_bytes())
-    (exercises / f"{name}.ipynb").write_text(nbformat.writes(nbformat.convert(master, 3)))
-    assert '"worksheets"' in (exercises / f"{name}.ipynb").read_text()
+    master = nbformat.read(Layout.current().solutions / f"{PE}_master.ipynb", as_version=4)
+    older = nbformat.writes(nbformat.convert(master, 3))
+    assert '"worksheets"' in older
     with pytest.raises(SpecError, match="holds a solution marker"):
-        release.release(registry.get(name), tmp_path / "out")
+        _release_of(tmp_path, monkeypatch, older)
 
 
 @pytest.mark.parametrize("cells", ['{"not": "a list"}', '[{"cell_type": "code", "source": 7}]'])
 def test_a_malformed_notebook_is_named_not_a_traceback(tmp_path, monkeypatch, cells):
-    name = "positional_encoding"
-    module = Layout.current().module(name)
-    exercises = _course(tmp_path, monkeypatch, name)
-    (exercises / f"{name}.py").write_bytes(module.read_bytes())
-    (exercises / f"{name}.ipynb").write_text(
-        f'{{"cells": {cells}, "metadata": {{}}, "nbformat": 4, "nbformat_minor": 5}}')
     with pytest.raises(SpecError, match=r"positional_encoding\.ipynb: not a valid notebook "
                        r"\(.*\); run `grade assign` or re-save it from Jupyter"):
-        release.release(registry.get(name), tmp_path / "out")
+        _release_of(tmp_path, monkeypatch,
+                    f'{{"cells": {cells}, "metadata": {{}}, "nbformat": 4, "nbformat_minor": 5}}')
