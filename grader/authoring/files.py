@@ -29,15 +29,19 @@ def signature(node: ast.FunctionDef | ast.ClassDef) -> str:
     return f"({ast.unparse(node.args)})"
 
 
+def code_sources(notebook: dict[str, Any]) -> list[str]:
+    """The source of each code cell of a notebook, as written (a list of lines joined)."""
+    return ["".join(source) if isinstance(source, list) else str(source)
+            for cell in notebook.get("cells", []) if cell.get("cell_type") == "code"
+            for source in [cell.get("source", "")]]
+
+
 def notebook_python(notebook: dict[str, Any]) -> str:
     """A notebook's code cells as Python, IPython syntax turned into Python as the grader
     does (`loading.to_python`), joined; SyntaxError naming the code cell that is not Python
     even so."""
     sources = []
-    code = [c for c in notebook.get("cells", []) if c.get("cell_type") == "code"]
-    for number, cell in enumerate(code, 1):
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else str(source)
+    for number, source in enumerate(code_sources(notebook), 1):
         try:
             python = loading.to_python(source)
             ast.parse(python)

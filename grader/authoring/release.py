@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import references, released
-from grader.authoring.files import notebook_python, notebook_text
+from grader.authoring.files import code_sources, notebook_python, notebook_text
 from grader.authoring.layout import Layout
 from grader.authoring.master import BEGIN, END
 from grader.errors import SpecError, UsageError
@@ -59,15 +59,18 @@ def _read_notebook(path: Path, text: str) -> dict[str, Any]:
     return json.loads(nbformat.writes(notebook))  # as Jupyter saves it: sources as lines
 
 
+def _written(assignment: Assignment) -> set[str]:
+    """The exercises that students write (not those the notebook gives ready-made)."""
+    return {e.name for e in assignment.exercises if not e.provided}
+
+
 def _refuse_solutions(path: Path, text: str, notebook: dict[str, Any] | None,
                       assignment: Assignment) -> None:
     """SpecError when a stub file (a module's `text`, or a `notebook`) holds a solution
     marker, or defines an exercise that students write, anywhere, without a
     `raise NotImplementedError` in it, or holds code that cannot be checked for either (what
     is not Python once IPython's syntax is read as the grader reads it)."""
-    raw = text if notebook is None else "\n".join(
-        "".join(cell.get("source", "")) for cell in notebook.get("cells", [])
-        if cell.get("cell_type") == "code")
+    raw = text if notebook is None else "\n".join(code_sources(notebook))
     if BEGIN in raw or END in raw:
         raise SpecError(f"{path}: holds a solution marker ({BEGIN}); release the stubs that "
                         "`grade assign` writes, not the master")
@@ -77,7 +80,7 @@ def _refuse_solutions(path: Path, text: str, notebook: dict[str, Any] | None,
         where = exc.msg if exc.lineno is None else f"line {exc.lineno}: {exc.msg}"
         raise SpecError(f"{path}: {where}; release checks that a stub holds no solution, "
                         "and cannot check code that is not Python: fix it") from None
-    written = {e.name for e in assignment.exercises if not e.provided}
+    written = _written(assignment)
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
                 node.name in written and "NotImplementedError" not in ast.unparse(node):
@@ -85,18 +88,21 @@ def _refuse_solutions(path: Path, text: str, notebook: dict[str, Any] | None,
                             "NotImplementedError); release the stubs, not a solution")
 
 
-def _refuse_working_stubs(files: list[tuple[Path, str]], assignment: Assignment) -> None:
-    """SpecError when a file, graded as released on the public cases in the sandbox, passes
-    a check of an exercise that students write: however it got there, that is a solution."""
+def _refuse_working_stubs(files: list[tuple[Path, str]], assignment: Assignment,
+                          stored: references.References) -> None:
+    """SpecError when a file, graded as released on the public cases in the sandbox (against
+    the public references `stored`), passes a check of an exercise that students write:
+    however it got there, that is a solution."""
     from grader import grading
+    from grader.sandbox import zygote
 
-    written = {e.name for e in assignment.exercises if not e.provided}
+    written = _written(assignment)
     options = grading.Options(public_only=True)
-    with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch, zygote.kept():
         for source, text in files:
             copy = Path(scratch) / source.name
             copy.write_text(text, encoding="utf-8")
-            result = grading.grade(copy, assignment, options)
+            result = grading.grade(copy, assignment, options, stored)
             for exercise in result.exercises:
                 passed = [check.name for check in exercise.checks if check.passed]
                 if exercise.name in written and passed:
@@ -130,7 +136,7 @@ def release(assignment: Assignment, out: Path, layout: Layout | None = None) -> 
     if others:  # a release is the whole folder: nothing else may go out with it
         raise UsageError(f"{out}: holds other files ({', '.join(others[:3])}); release into "
                          "a new or empty folder")
-    _refuse_working_stubs(planned, assignment)
+    _refuse_working_stubs(planned, assignment, stored)
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for source, text in planned:
