@@ -34,13 +34,13 @@ def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"{assignment.name}  ({assignment.max_score:g} points)  {assignment.title}\n")
         for exercise in assignment.exercises:
             public = sum(case.visibility.value == "public" for case in exercise.cases)
-            unscored = sum(not case.scored for case in exercise.cases)
+            earning = sum(case.earns_points for case in exercise.cases)
             unit = "pt" if exercise.points == 1 else "pts"
             worth = ("provided by the notebook, not scored" if exercise.provided
                      else f"{exercise.points:g} {unit}")
-            advice = f", {unscored} worth no points" if unscored and not exercise.provided else ""
+            split = f", {earning} hidden worth points" if not exercise.provided else ""
             out.write(f"  {exercise.name}{exercise.signature}  {worth}, "
-                      f"{len(exercise.cases)} cases ({public} public{advice})\n")
+                      f"{len(exercise.cases)} cases ({public} public{split})\n")
     return 0
 
 

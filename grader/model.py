@@ -64,9 +64,17 @@ class Case:
     init_kwargs: Mapping[str, Any] = field(default_factory=dict)
     """For class exercises: keyword arguments of the constructor."""
     scored: bool = True
-    """Whether the case earns points. A case that cannot tell right from wrong (one token,
+    """Whether a hidden case earns points. A case that cannot tell right from wrong (one token,
     where every attention returns V) or that checks what the exercise never asks for (stability
-    for huge inputs) still runs and is shown, with its `note` saying why it is worth 0."""
+    for huge inputs) still runs and is shown, with its `note` saying why it is worth 0.
+    A public case never earns points, whatever this says (`earns_points`)."""
+
+    @property
+    def earns_points(self) -> bool:
+        """Whether it is worth points: scored and hidden. A public case is the example to
+        check against: its inputs and expected outputs ship with the stubs, so an answer that
+        looks them up must earn nothing from it (SECURITY.md, "Public cases")."""
+        return self.scored and self.visibility is Visibility.HIDDEN
 
     def inputs(self) -> Inputs:
         """Return this case's inputs, regenerated from its seed."""
@@ -99,7 +107,7 @@ class Exercise:
     signature: str
     """The parameter list students must keep, for example "(Q, K, V, mask=None)"."""
     points: float
-    """Points for the exercise, split equally across its cases."""
+    """Points for the exercise, split equally across its hidden scored cases."""
     cases: tuple[Case, ...]
     """The seeded calls it is checked on."""
     kind: str = "function"
@@ -135,9 +143,10 @@ class Exercise:
         return 0.0 if self.provided else float(self.points)
 
     def case_points(self, case: Case) -> float:
-        """Points of one case: the exercise's points split equally across its scored cases."""
-        scored = [c for c in self.cases if c.scored]
-        return self.scored_points / len(scored) if case.scored and scored else 0.0
+        """Points of one case: the exercise's points split equally across the cases that earn
+        points (hidden and scored); 0 for a public or an unscored case."""
+        earning = [c for c in self.cases if c.earns_points]
+        return self.scored_points / len(earning) if case.earns_points and earning else 0.0
 
     def case(self, name: str) -> Case:
         """Return the case called `name`."""
@@ -332,7 +341,10 @@ class CheckResult:
 
     @property
     def worth(self) -> str:
-        """Its visibility, and "no points" when it is advice: "public", "hidden, no points"."""
+        """What it is worth, as reports label it: "hidden", "hidden, no points", or "public
+        example, no points" (a public case never earns points)."""
+        if self.visibility is Visibility.PUBLIC:
+            return "public example, no points"
         return self.visibility.value + ("" if self.scored else ", no points")
 
 

@@ -193,6 +193,15 @@ def load(assignment: Assignment, public_only: bool = False) -> References:
     return read(path, assignment.name)
 
 
+def not_public(assignment: Assignment, stored: References) -> list[str]:
+    """The outputs a public references file holds that are not a public case's
+    ("exercise/case"): a case made hidden since it was built, or one that is not declared."""
+    public = {(exercise.name, case.name) for exercise in assignment.exercises
+              for case in exercise.cases if case.visibility is Visibility.PUBLIC}
+    return [f"{exercise}/{case}" for exercise, case in stored.outputs
+            if (exercise, case) not in public]
+
+
 def ready(assignment: Assignment, public_only: bool = False) -> References:
     """The references that grading will use, checked before any submission is graded.
 
@@ -241,6 +250,10 @@ def verify(assignment: Assignment,
         if stored.solution_sha256 != sha:
             problems.append(f"{path}: stale, built from another version of {solution}; "
                             f"{rebuild}")
+        if public_only:
+            problems += [f"{path}: holds {name}, which is not a public case: it ships to "
+                         f"students with the package; {rebuild}"
+                         for name in not_public(assignment, stored)]
         for (exercise, case), outputs in fresh.items():
             spec = assignment.exercise(exercise).case(case)
             if public_only and spec.visibility is not Visibility.PUBLIC:

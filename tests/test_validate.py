@@ -31,7 +31,7 @@ def softmax(x):
 CASES = '''
     Case("vector", normal((5,)), seed=1, visibility=Visibility.PUBLIC),
     Case("matrix", normal((3, 4)), seed=2),
-    Case("large-values", normal((2, 3), scale=1000.0), seed=3,
+    Case("large-values", offset_normal((2, 3), 1000.0), seed=3,
          note="values in the thousands overflow exp() unless the maximum is subtracted"),
 '''
 MISTAKES = '''
@@ -40,7 +40,7 @@ MISTAKES = '''
 '''
 DECLARATION = '''import numpy as np
 
-from grader.assignments.inputs import fixed, normal
+from grader.assignments.inputs import fixed, normal, offset_normal
 from grader.assignments.variants import (
     LARGE, MATRIX, misconception, naive_softmax, softmax as right, whole_softmax)
 from grader.model import Assignment, Case, Exercise, Visibility
@@ -143,23 +143,59 @@ def test_missing_references(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("case, answer", [
     # A 1-D vector is one row: a softmax over the whole array is right there.
-    ('Case("vector", normal((5,)), seed=1, visibility=Visibility.PUBLIC),',
-     "softmax-whole-array"),
+    ('Case("row", normal((5,)), seed=4),', "softmax-whole-array"),
     # softmax of one element is 1: a function that returns its input passes.
-    ('Case("one", fixed([[1.0]]), visibility=Visibility.PUBLIC),',
-     "return the input unchanged"),
+    ('Case("one", fixed([[1.0]])),', "return the input unchanged"),
+    # ... and so do all ones and any normalisation (#21).
+    ('Case("one", normal((1,)), seed=5),', "return ones"),
+    ('Case("one", normal((1,)), seed=5),', "the input normalised over all of it"),
+    # Values a thousand apart: the expected rows are one-hot, and an argmax passes.
+    ('Case("huge", normal((2, 3), scale=1000.0), seed=6),',
+     "one-hot rows (argmax over axis -1)"),
+    # The same inputs as another case: its expected output, looked up by shape, passes.
+    ('Case("again", normal((3, 4)), seed=2),', "the expected output of case 'matrix'"),
 ])
 def test_a_scored_case_that_a_wrong_answer_passes(tmp_path, monkeypatch, case, answer):
     mistakes = MISTAKES.replace("whole_softmax, conditional=MATRIX", "whole_softmax")
-    write_course(tmp_path, monkeypatch, cases=CASES.replace(
-        'Case("vector", normal((5,)), seed=1, visibility=Visibility.PUBLIC),', case),
-        mistakes=mistakes)
+    write_course(tmp_path, monkeypatch, cases=CASES + f"    {case}\n", mistakes=mistakes)
     code, output = run_validate()
     assert code == 1
     name = case.split('"')[1]
     assert (f"unit: softmax/{name}: accepts the wrong answer '{answer}', so it gives free "
             "points; change its inputs so that this answer gives other numbers, or mark it "
             "scored=False and say why in its note\n") in output
+
+
+def test_a_public_case_is_never_a_leak(tmp_path, monkeypatch):
+    """A public case earns no points (#21), so what it accepts costs nothing."""
+    write_course(tmp_path, monkeypatch, cases=CASES + (
+        '    Case("one", fixed([[1.0]]), visibility=Visibility.PUBLIC),\n'))
+    assert run_validate() == (0, "unit: 1 exercises, 4 cases: no problem found\n")
+
+
+def test_an_exercise_with_no_hidden_scored_case(tmp_path, monkeypatch):
+    public = CASES.replace("seed=2)", "seed=2, visibility=Visibility.PUBLIC)").replace(
+        "seed=3,", "seed=3, scored=False,")
+    write_course(tmp_path, monkeypatch, cases=public)
+    assert run_validate() == (1, "unit: softmax: no hidden scored case, so its 2 points can "
+                              "never be earned (a public case is the students' example and is "
+                              "worth no points); add a hidden case\n")
+
+
+def test_public_references_that_hold_a_hidden_case(tmp_path, monkeypatch):
+    """A case made hidden after the references were built still ships its expected output in
+    the package's public file until they are rebuilt (#21)."""
+    public = CASES.replace("seed=2)", "seed=2, visibility=Visibility.PUBLIC)")
+    root = write_course(tmp_path, monkeypatch, cases=public)
+    declaration = root / "assignments" / "unit.py"
+    declaration.write_text(declaration.read_text().replace(
+        "seed=2, visibility=Visibility.PUBLIC)", "seed=2)"))
+    registry.assignments.cache_clear()
+    code, output = run_validate()
+    assert code == 1
+    assert output == (f"unit: {root / 'references' / 'unit.npz'}: holds softmax/matrix, which "
+                      "is not a public case: it ships to students with the package; run `grade "
+                      "references build unit`\n")
 
 
 def test_a_conditional_mistake_that_no_case_shows(tmp_path, monkeypatch):

@@ -8,16 +8,18 @@ from __future__ import annotations
 import numpy as np
 
 from grader.assignments import properties as prop
-from grader.assignments.inputs import fixed, normal
+from grader.assignments.inputs import fixed, normal, offset_normal
 from grader.assignments.variants import (
     D_V,
     LARGE,
     MASKED,
     MATRIX,
     causal,
+    hard_weights,
     misconception,
     naive_softmax,
     rows_attention,
+    uniform_weights,
     whole_softmax,
 )
 from grader.assignments.variants import (
@@ -140,9 +142,13 @@ softmax = Exercise(
         Case("vector", normal((5,)), seed=1, visibility=PUBLIC),
         Case("matrix", normal((3, 4)), seed=2, visibility=PUBLIC),
         Case("three-dims", normal((2, 3, 5)), seed=3),
-        Case("large-values", normal((4, 6), scale=1000.0), seed=4,
-             note="scores in the thousands overflow exp() unless the maximum is subtracted"),
-        Case("one-element", normal((1,)), seed=5),
+        # Values near ±1,000 that differ by about 1: exp() overflows unless the maximum is
+        # subtracted, and the rows stay far from one-hot, so that an argmax cannot pass.
+        Case("large-values", offset_normal((4, 6), 1000.0), seed=4,
+             note="values near 1,000 overflow exp() unless the maximum is subtracted"),
+        Case("one-element", normal((1,)), seed=5, scored=False,
+             note="one element: checks that a single value works, worth no points, since any "
+                  "normalisation of one value gives [1]"),
     ),
     misconceptions=(
         misconception("unstable-softmax", naive_softmax, conditional=LARGE),
@@ -194,7 +200,9 @@ scaled_dot_product_attention = Exercise(
         misconception("mask-ignored", lambda Q, K, V, mask=None: rows_attention(Q, K, V),
                       conditional=MASKED),
     ),
-    trivial=(("return V", lambda Q, K, V, mask=None: _no_attention(len(Q), V)),),
+    trivial=(("return V", lambda Q, K, V, mask=None: _no_attention(len(Q), V)),
+             ("uniform attention", _attention(norm=uniform_weights)),
+             ("hard attention (an argmax for the softmax)", _attention(norm=hard_weights))),
     properties=(prop.finite_for_large_inputs(), prop.sums_to_one()),
 )
 
@@ -251,7 +259,10 @@ causal_self_attention = Exercise(
         misconception("weights-transposed", lambda X, W_q, W_k, W_v: _weights_transposed(
             X @ W_q, X @ W_k, X @ W_v, causal(len(X)))),
     ),
-    trivial=(("return V", lambda X, W_q, W_k, W_v: _no_attention(len(X), X @ W_v)),),
+    trivial=(("return V", lambda X, W_q, W_k, W_v: _no_attention(len(X), X @ W_v)),
+             ("uniform attention", _causal_attention(norm=uniform_weights)),
+             ("hard attention (an argmax for the softmax)",
+              _causal_attention(norm=hard_weights))),
     properties=(prop.finite_for_large_inputs(), prop.no_future(), prop.sums_to_one()),
 )
 

@@ -24,6 +24,18 @@ def normal(*shapes: Sequence[int], scale: float = 1.0) -> Maker:
     return make
 
 
+def offset_normal(shape: Sequence[int], offset: float) -> Maker:
+    """One array of the given shape: N(0, 1) entries plus `offset` times a random sign per
+    row, so that values are large (exp() overflows) while a row's entries differ by about 1."""
+
+    def make(rng: np.random.Generator) -> Inputs:
+        values = rng.normal(size=tuple(shape))
+        signs = rng.choice([-1.0, 1.0], size=(*tuple(shape)[:-1], 1))
+        return (values + offset * signs,)
+
+    return make
+
+
 def fixed(*values: object) -> Maker:
     """The same literal inputs whatever the seed (used for the course notebooks' examples)."""
 

@@ -13,7 +13,13 @@ import numpy as np
 
 from grader.assignments import properties as prop
 from grader.assignments.inputs import fixed, normal
-from grader.assignments.variants import causal, misconception, rows_attention
+from grader.assignments.variants import (
+    causal,
+    hard_weights,
+    misconception,
+    rows_attention,
+    uniform_weights,
+)
 from grader.assignments.variants import softmax as stable_softmax
 from grader.model import Assignment, Case, Exercise, Visibility
 
@@ -137,7 +143,9 @@ causal_attention_with_positions = Exercise(
         misconception("transposed-weights", _attention(transpose=True)),
     ),
     trivial=(("return V", lambda X, W_q, W_k, W_v: (
-        np.eye(len(X)), (X + encoding(*X.shape)) @ W_v)),),
+        np.eye(len(X)), (X + encoding(*X.shape)) @ W_v)),
+             ("uniform attention", _attention(norm=uniform_weights)),
+             ("hard attention (an argmax for the softmax)", _attention(norm=hard_weights))),
     properties=(prop.no_future(), prop.sums_to_one()),
 )
 

@@ -7,7 +7,12 @@ import numpy as np
 from grader.assignments import properties as prop
 from grader.assignments.attention_basics import SEED003_X
 from grader.assignments.inputs import normal
-from grader.assignments.variants import misconception, rows_attention
+from grader.assignments.variants import (
+    hard_weights,
+    misconception,
+    rows_attention,
+    uniform_weights,
+)
 from grader.assignments.variants import softmax as stable_softmax
 from grader.model import Assignment, Case, Exercise, Visibility
 
@@ -60,8 +65,10 @@ def _attention(**mistake):
     return lambda X, W_q, W_k, W_v: rows_attention(X @ W_q, X @ W_k, X @ W_v, **mistake)
 
 
-def _encoder(pre_norm: bool = False, residual: bool = True):
-    """SimpleEncoderBlock's forward pass with one mistake, computed with torch."""
+def _encoder(pre_norm: bool = False, residual: bool = True, attend: str = "softmax"):
+    """SimpleEncoderBlock's forward pass with one mistake, computed with torch. `attend`
+    "identity" or "uniform" replaces the attention weights, as a block that never looks at
+    the scores would: each token takes its own value, or the mean of all values."""
 
     def variant(state, x, embed_dim=64, num_heads=4, ff_dim=256):
         import torch
@@ -75,13 +82,24 @@ def _encoder(pre_norm: bool = False, residual: bool = True):
             module.load_state_dict({key.split(".", 1)[1]: torch.tensor(value)
                                     for key, value in state.items() if key.startswith(name)})
         keep = 1.0 if residual else 0.0
+
+        def attend_to(h):
+            if attend == "softmax":
+                return attention(h, h, h)[0]
+            v_weight = attention.in_proj_weight[2 * embed_dim:]
+            v_bias = attention.in_proj_bias[2 * embed_dim:]
+            v = h @ v_weight.T + v_bias
+            if attend == "uniform":
+                v = v.mean(dim=1, keepdim=True).expand_as(v)
+            return attention.out_proj(v)
+
         with torch.no_grad():
             h = torch.tensor(x)
             if pre_norm:
                 y = norm1(h)
-                h = keep * h + attention(y, y, y)[0]
+                h = keep * h + attend_to(y)
                 return (keep * h + ff(norm2(h))).numpy()
-            h = norm1(keep * h + attention(h, h, h)[0])
+            h = norm1(keep * h + attend_to(h))
             return norm2(keep * h + ff(h)).numpy()
 
     return variant
@@ -112,7 +130,9 @@ torch_self_attention = Exercise(
         misconception("softmax-wrong-axis", _attention(norm=lambda s: stable_softmax(s, -2))),
         misconception("transposed-weights", _attention(transpose=True)),
     ),
-    trivial=(("return V", lambda X, W_q, W_k, W_v: (np.eye(len(X)), X @ W_v)),),
+    trivial=(("return V", lambda X, W_q, W_k, W_v: (np.eye(len(X)), X @ W_v)),
+             ("uniform attention", _attention(norm=uniform_weights)),
+             ("hard attention (an argmax for the softmax)", _attention(norm=hard_weights))),
     properties=(prop.sums_to_one(),),
 )
 
@@ -129,14 +149,22 @@ SimpleEncoderBlock = Exercise(
              rtol=1e-4, atol=1e-5, note="embed_dim=16, 4 heads, batch of 2"),
         Case("defaults", encoder_inputs(64, 256, 2, 10), seed=12,
              rtol=1e-4, atol=1e-5, note="the default sizes"),
+        Case("two-heads", encoder_inputs(32, 64, 3, 4), seed=14,
+             init_kwargs={"embed_dim": 32, "num_heads": 2, "ff_dim": 64},
+             rtol=1e-4, atol=1e-5, note="embed_dim=32, 2 heads, batch of 3"),
         Case("one-token", encoder_inputs(16, 32, 1, 1), seed=13,
              init_kwargs={"embed_dim": 16, "num_heads": 2, "ff_dim": 32},
-             rtol=1e-4, atol=1e-5),
+             rtol=1e-4, atol=1e-5, scored=False,
+             note="one token: checks that a sequence of one works, worth no points, since a "
+                  "block that never attends gives the same output"),
     ),
     misconceptions=(
         misconception("pre-norm", _encoder(pre_norm=True)),
         misconception("missing-residual", _encoder(residual=False)),
     ),
+    trivial=(("a block that never attends (each token takes its own value)",
+              _encoder(attend="identity")),
+             ("uniform attention", _encoder(attend="uniform"))),
 )
 
 ASSIGNMENT = Assignment(

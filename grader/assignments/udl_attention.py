@@ -13,8 +13,10 @@ from grader.assignments.variants import (
     LARGE,
     MATRIX,
     cols_attention,
+    hard_weights,
     misconception,
     naive_softmax,
+    uniform_weights,
     whole_softmax,
 )
 from grader.assignments.variants import (
@@ -25,6 +27,8 @@ from grader.model import Assignment, Case, Exercise, Visibility
 PUBLIC = Visibility.PUBLIC
 ONE_TOKEN = ("one token: checks that N = 1 works, worth no points, since any attention over a "
              "single token returns V")
+ONE_ELEMENT = ("one element: checks that a single value works, worth no points, since any "
+               "normalisation of one value gives [1]")
 # The book's notebooks never ask for a softmax that survives huge inputs (their own
 # softmax_cols does not subtract the maximum), so stability is advice here, never a cost.
 STABILITY = ("advice, worth no points: values in the thousands overflow exp() unless the "
@@ -139,6 +143,10 @@ def _multihead(order=(0, 1), project=True, **mistake):
     return variant
 
 
+# Attention that looks at no score: identity ("return V"), uniform, or all on one key.
+HEAD_TRIVIAL = (("return V", values), ("uniform attention", _head(True, norm=uniform_weights)),
+                ("hard attention (an argmax for the softmax)", _head(True, norm=hard_weights)))
+
 COMMON_HEAD_MISTAKES = (
     misconception("missing-bias", _head(True, bias=False)),
     misconception("softmax-wrong-axis", _head(True, axis=1)),
@@ -155,7 +163,8 @@ softmax = Exercise(
         Case("vector", normal((3,)), seed=1, visibility=PUBLIC),
         Case("large-values", normal((5,), scale=1000.0), seed=2, scored=False,
              note=STABILITY),
-        Case("one-element", normal((1,)), seed=3),
+        Case("six-values", normal((6,)), seed=4),
+        Case("one-element", normal((1,)), seed=3, scored=False, note=ONE_ELEMENT),
     ),
     misconceptions=(
         misconception("unstable-softmax", lambda v: naive_softmax(np.asarray(v, float)),
@@ -201,7 +210,7 @@ self_attention = Exercise(
         Case("wide", single_head(6, 5), seed=21),
         Case("one-token", single_head(4, 1), seed=22, scored=False, note=ONE_TOKEN),
     ),
-    trivial=(("return V", values),),
+    trivial=HEAD_TRIVIAL,
     misconceptions=(
         misconception("missing-bias", _head(False, bias=False)),
         misconception("softmax-wrong-axis", _head(False, axis=1)),
@@ -234,7 +243,7 @@ scaled_dot_product_self_attention = Exercise(
         *COMMON_HEAD_MISTAKES,
         misconception("unstable-softmax", _head(True, norm=naive_softmax), conditional=LARGE),
     ),
-    trivial=(("return V", values),),
+    trivial=HEAD_TRIVIAL,
     properties=(prop.finite_for_large_inputs(),),
 )
 
@@ -266,7 +275,9 @@ multihead_scaled_self_attention = Exercise(
         misconception("missing-bias", _multihead(bias=False)),
         misconception("softmax-wrong-axis", _multihead(axis=1)),
     ),
-    trivial=(("return V", multihead_values),),
+    trivial=(("return V", multihead_values),
+             ("uniform attention", _multihead(norm=uniform_weights)),
+             ("hard attention (an argmax for the softmax)", _multihead(norm=hard_weights))),
 )
 
 ASSIGNMENT = Assignment(

@@ -102,6 +102,23 @@ def naive_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
         return e / e.sum(axis=axis, keepdims=True)
 
 
+def uniform_weights(scores: np.ndarray, axis: int = -1) -> np.ndarray:
+    """A degenerate softmax: equal weights over every key that the scores allow (a masked,
+    -inf score gets none), whatever the scores say."""
+    allowed = np.isfinite(scores).astype(float)
+    with np.errstate(all="ignore"):
+        return allowed / allowed.sum(axis=axis, keepdims=True)
+
+
+def hard_weights(scores: np.ndarray, axis: int = -1) -> np.ndarray:
+    """A degenerate softmax: all the weight on the highest score (an argmax, one-hot)."""
+    hot = np.zeros_like(scores, dtype=float)
+    index = np.expand_dims(np.argmax(np.where(np.isnan(scores), -np.inf, scores), axis=axis),
+                           axis)
+    np.put_along_axis(hot, index, 1.0, axis=axis)
+    return hot
+
+
 def whole_softmax(x: np.ndarray) -> np.ndarray:
     """A softmax over every element at once."""
     e = np.exp(x - np.max(x))

@@ -2,7 +2,10 @@
 
 - a stub (module or notebook) or the solution whose signature differs from the declaration;
 - references that are missing, stale, or no longer what the solution computes;
-- a scored case that a catalogued misconception or a trivial answer passes (`grader.fairness`);
+- an exercise with points but no hidden scored case to earn them;
+- a scored case that a catalogued misconception, a trivial or a degenerate answer passes
+  (`grader.fairness`);
+- public references that hold more than the public cases;
 - two misconceptions that no case tells apart;
 - a misconception that equals the reference on every case;
 - a case whose note claims what its inputs do not exercise (`CLAIMS`).
@@ -184,6 +187,16 @@ def misconception_problems(exercise: Exercise, expected: Callable[[Case], Output
     return found
 
 
+def points_problems(exercise: Exercise) -> list[Problem]:
+    """An exercise whose points no case can earn: only hidden scored cases are worth points
+    (a public case is the example students check against, worth none)."""
+    if exercise.points <= 0 or any(case.earns_points for case in exercise.cases):
+        return []
+    return [Problem(exercise.name, f"no hidden scored case, so its {exercise.points:g} points "
+                    "can never be earned (a public case is the students' example and is worth "
+                    "no points); add a hidden case")]
+
+
 def note_problems(exercise: Exercise) -> list[Problem]:
     """Cases whose note claims what their inputs do not exercise."""
     found = []
@@ -210,6 +223,7 @@ def problems(assignment: Assignment, layout: Layout | None = None) -> list[Probl
     for exercise in assignment.exercises:
         found += note_problems(exercise)
         if not exercise.provided:
+            found += points_problems(exercise)
             found += misconception_problems(exercise, _expected(fresh, exercise))
     return list(dict.fromkeys(found))  # two variants of one mistake fail alike: said once
 
