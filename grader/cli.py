@@ -136,6 +136,9 @@ def _grade_each(args: argparse.Namespace, plan: list[tuple[Path, str | None]],
                   else grading.grade_files(group, assignment, options))
         results.append(result)
         out.write(terminal.render(result, color=color, verbose=args.verbose))
+        if getattr(args, "instructor", False) and result.hidden_output:
+            out.write("What the hidden checks' calls printed (for the instructor only):\n"
+                      f"{text.clean(result.hidden_output)}\n")
 
 
 def _students(plan: list[tuple[Path, str | None]], each: bool
@@ -158,9 +161,10 @@ def _report_name(result: Result) -> str:
 
 def _write_outputs(args: argparse.Namespace, results: list[Result]) -> None:
     if args.json:
-        data = (json_report.to_dict(results[0]) if len(results) == 1 else
-                {"schema": "grader.results/1", "results": [json_report.to_dict(r)
-                                                           for r in results]})
+        instructor = getattr(args, "instructor", False)
+        data = (json_report.to_dict(results[0], instructor) if len(results) == 1 else
+                {"schema": "grader.results/1",
+                 "results": [json_report.to_dict(r, instructor) for r in results]})
         _write(args.json, json.dumps(data, indent=2))
     if not (args.html or args.md):
         return
@@ -347,6 +351,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--fail-under", type=float, metavar="SCORE",
                      help="exit 1 when a submission scores below SCORE")
     run.add_argument("--junit", metavar="PATH", help="write JUnit XML, one testcase per check")
+    run.add_argument("--instructor", action="store_true",
+                     help="also show what the hidden checks' calls printed, in the terminal "
+                     "and in --json (never in a report for students)")
     run.set_defaults(handler=_cmd_run)
 
     grade_class = commands.add_parser("batch", help="grade a folder of submissions in "

@@ -126,8 +126,8 @@ def grade_remote(plugin: str, job: batch.Job, parcels: tuple[tuple[bytes, int], 
             copies.append(copy)
         graded = batch.grade_job(job, grader.assignment, grader.options, grader.stored,
                                  tuple(copies))
-    return json.dumps({"result": json_report.to_dict(graded.result), "html": graded.html,
-                       "markdown": graded.markdown})
+    return json.dumps({"result": json_report.to_dict(graded.result, instructor=True),
+                       "html": graded.html, "markdown": graded.markdown})
 
 
 def _configure(dask_scheduler: Any) -> None:

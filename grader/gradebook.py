@@ -153,7 +153,7 @@ def _row(student: str, submission: str, result: Result) -> tuple[object, ...]:
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return (text.one_line(student), result.assignment, text.one_line(submission),
             result.sha256, result.status.value, result.score, result.max_score,
-            json.dumps(json_report.to_dict(result), sort_keys=True), stamp)
+            json.dumps(json_report.to_dict(result, instructor=True), sort_keys=True), stamp)
 
 
 def existing(folder: Path) -> Gradebook:

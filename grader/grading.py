@@ -141,12 +141,12 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None,
             names = [exercise.name for exercise in assignment.exercises]
             reads = notebook_globals.globals_read(submission, names)
             prints = fingerprint.fingerprints(submission, names)
+            calls = _grade_calls(session, assignment, stored, options.public_only, reads)
             exercises = tuple(
-                replace(_grade_exercise(session, exercise, stored, options.public_only,
-                                        Context.of(exercise, reads[exercise.name])),
-                        fingerprint=prints[exercise.name])
+                replace(_exercise_result(exercise, calls), fingerprint=prints[exercise.name])
                 for exercise in assignment.exercises)
-            output = session.captured_output()
+            output, hidden_output = _outputs(session.captured_output(), calls,
+                                             options.limits.output_bytes)
     except GraderError:
         raise
     except Exception as exc:  # our bug: this submission gets an error, the batch goes on
@@ -160,7 +160,7 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None,
                     score=score, max_score=max_score,
                     duration_s=round(time.monotonic() - started, 3), cells=cells,
                     exercises=exercises, isolation=session.isolation, output=output,
-                    worker=session.worker.value,
+                    hidden_output=hidden_output, worker=session.worker.value,
                     public_only=options.public_only, sha256=submission.sha256)
     return disclosure.disclose(result, assignment, options.clock())
 
@@ -236,17 +236,71 @@ class Context:
         return cls(reads, public.inputs() if public else None)
 
 
-def _grade_exercise(session: Session, exercise: Exercise, stored: references.References,
-                    public_only: bool, context: Context) -> ExerciseResult:
-    checks = []
-    for case in exercise.cases:
-        if public_only and case.visibility is not Visibility.PUBLIC:
-            continue
-        checks.append(_grade_case(session, exercise, case, stored, context))
+@dataclass(frozen=True)
+class Call:
+    """One case of one exercise, checked: its result and what its calls printed."""
+
+    exercise: str
+    """The exercise's name."""
+    check: CheckResult
+    """The compared, diagnosed, scored case (before the exercise's diagnoses agree)."""
+    printed: str = ""
+    """What the calls of the case printed (at the end, then at the definition)."""
+
+    @property
+    def hidden(self) -> bool:
+        """Whether it is a hidden case's: what it printed may show hidden inputs."""
+        return self.check.visibility is Visibility.HIDDEN
+
+
+def _grade_calls(session: Session, assignment: Assignment, stored: references.References,
+                 public_only: bool, reads: Mapping[str, Mapping[str, tuple[float, ...]]]
+                 ) -> list[Call]:
+    """Every case of every exercise, public ones first. The calls of one submission share its
+    private /tmp: a hidden call could leave its inputs there for a later call to print, so no
+    public call runs after any hidden one, and only public calls' output reaches students."""
+    contexts = {e.name: Context.of(e, reads[e.name]) for e in assignment.exercises}
+    calls = []
+    for visibility in (Visibility.PUBLIC, Visibility.HIDDEN):
+        if public_only and visibility is Visibility.HIDDEN:
+            break
+        for exercise in assignment.exercises:
+            for case in exercise.cases:
+                if case.visibility is visibility:
+                    check, printed = _grade_case(session, exercise, case, stored,
+                                                 contexts[exercise.name])
+                    calls.append(Call(exercise.name, check, printed))
+    return calls
+
+
+def _exercise_result(exercise: Exercise, calls: Sequence[Call]) -> ExerciseResult:
+    """An exercise's checks in the order of its cases, their diagnoses agreed, scored."""
+    by_case = {call.check.name: call.check for call in calls if call.exercise == exercise.name}
+    checks = [by_case[case.name] for case in exercise.cases if case.name in by_case]
     agreed = diagnose.consistent([c.diagnosis for c in checks],
                                  [c.alternatives for c in checks])
     checks = [replace(c, diagnosis=d) for c, d in zip(checks, agreed, strict=True)]
     return scoring.exercise_result(exercise, checks)
+
+
+HIDDEN_PRINTED = ("[grader] {count} of the hidden checks' calls printed something; it is not "
+                  "shown, since it could show their hidden inputs")
+
+
+def _outputs(cells: str, calls: Sequence[Call], limit: int) -> tuple[str, str]:
+    """(what students see, what only the instructor sees) of a submission's output: the
+    cells' output and the public calls' under a line naming each call; one line saying that
+    hidden calls printed, whose output goes to the second text alone."""
+    shown = [cells] if cells else []
+    kept: list[str] = []
+    for call in calls:
+        if not call.printed:
+            continue
+        label = f"[grader] {call.exercise}, case '{call.check.name}', printed:\n{call.printed}"
+        (kept if call.hidden else shown).append(label)
+    if kept:
+        shown.append(HIDDEN_PRINTED.format(count=len(kept)))
+    return cap("\n".join(shown), limit), cap("\n".join(kept), limit)
 
 
 def judge(exercise: Exercise, case: Case, value: object, expected: references.Outputs,
@@ -285,21 +339,25 @@ def reply_limit(expected: references.Outputs) -> int:
 
 
 def _grade_case(session: Session, exercise: Exercise, case: Case,
-                stored: references.References, context: Context) -> CheckResult:
+                stored: references.References, context: Context) -> tuple[CheckResult, str]:
     """Check one case at the end of the notebook and, failing that, right after the cell that
-    defined the exercise: a later cell that rebinds a global must not undo working code."""
+    defined the exercise: a later cell that rebinds a global must not undo working code.
+    Returns the check and what its calls printed."""
     inputs = case.inputs()
     expected = stored.get(exercise.name, case.name)
     first: CheckResult | None = None
+    printed: list[str] = []
     for at in ("end", "definition"):
         outcome = session.call(exercise.name, exercise.kind, inputs, dict(case.init_kwargs),
                                exercise.tensors, at=at, max_bytes=reply_limit(expected))
+        if outcome.printed:
+            printed.append(outcome.printed)
         if outcome.status is Status.PASSED:
             check, passed = judge(exercise, case, outcome.value, expected, inputs, context)
             if passed and at == "definition":
                 check = replace(check, caution=LATE)
             if passed:
-                return check
+                return check, "\n".join(printed)
         else:
             diagnosis: Diagnosis | None
             if outcome.message.startswith(NOT_IMPLEMENTED):
@@ -317,5 +375,5 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
         if outcome.status in (Status.MISSING, Status.TIMEOUT):
             break  # never defined, or too slow to try twice
     assert first is not None
-    return first
+    return first, "\n".join(printed)
 

@@ -431,7 +431,12 @@ class Result:
     "fresh" (a fresh interpreter: `--engine fresh`, or where no zygote can be had) or
     "kernel" (`--engine kernel`); empty when nothing ran."""
     output: str = ""
-    """What the student's code printed, capped."""
+    """What the student's code printed, capped: the cells and the public checks' calls, and
+    a line saying that hidden checks' calls printed, if they did."""
+    hidden_output: str = ""
+    """What the hidden checks' calls printed, capped: for the instructor's eyes only (the
+    gradebook, `grade run --instructor`); no student-facing format shows it, since a call
+    may print its hidden inputs."""
     public_only: bool = False
     """True for a self-check, which runs the public cases only."""
     sha256: str = ""

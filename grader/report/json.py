@@ -41,10 +41,12 @@ def _exercise(exercise: ExerciseResult) -> dict[str, Any]:
                 "digest": exercise.fingerprint.digest, "nodes": exercise.fingerprint.nodes}}
 
 
-def to_dict(result: Result) -> dict[str, Any]:
-    """The result as plain JSON data, every string of it `clean`ed."""
+def to_dict(result: Result, instructor: bool = False) -> dict[str, Any]:
+    """The result as plain JSON data, every string of it `clean`ed. `instructor` adds what
+    only the instructor may see (`hidden_output`): the gradebook and a Dask batch's results
+    have it, a student's JSON never."""
     result = text.clean_fields(result)
-    return {
+    found = {
         "schema": SCHEMA, "assignment": result.assignment, "submission": result.submission,
         "status": result.status.value, "error": result.error, "score": result.score,
         "max_score": result.max_score, "duration_s": result.duration_s,
@@ -59,6 +61,9 @@ def to_dict(result: Result) -> dict[str, Any]:
         "show_hidden_after": result.show_hidden_after or None,
         "hidden_shown": result.hidden_shown,
     }
+    if instructor:
+        found["hidden_output"] = result.hidden_output
+    return found
 
 
 def from_dict(data: dict[str, Any]) -> Result:
@@ -74,7 +79,8 @@ def from_dict(data: dict[str, Any]) -> Result:
         exercises=tuple(_exercise_from(e) for e in data["exercises"]),
         isolation=data["isolation"], worker=data["worker"], output=data["output"],
         public_only=data["public_only"], sha256=data["sha256"],
-        grader_failed=data["grader_failed"], files=tuple(data["files"]))
+        grader_failed=data["grader_failed"], files=tuple(data["files"]),
+        hidden_output=data.get("hidden_output", ""))
 
 
 def _exercise_from(data: dict[str, Any]) -> ExerciseResult:
@@ -94,6 +100,6 @@ def _check_from(data: dict[str, Any]) -> CheckResult:
         note=data["note"], caution=data["caution"])
 
 
-def render(result: Result) -> str:
-    """The result as a JSON document."""
-    return json.dumps(to_dict(result), indent=2)
+def render(result: Result, instructor: bool = False) -> str:
+    """The result as a JSON document (`instructor`: with what only the instructor sees)."""
+    return json.dumps(to_dict(result, instructor), indent=2)

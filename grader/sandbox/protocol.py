@@ -73,6 +73,11 @@ class ProtocolError(Exception):
 class FrameTooLarge(ProtocolError):
     """A frame whose arrays are larger than the reader accepts."""
 
+    def __init__(self, message: str, drained: bool = False) -> None:
+        super().__init__(message)
+        self.drained = drained
+        """Whether the frame's bytes were read and dropped: the channel is still in step."""
+
 
 def encode(value: Any, arrays: list[np.ndarray]) -> Any:
     """Turn a value into JSON, moving numeric arrays into `arrays`.
@@ -164,6 +169,21 @@ def pack(header: dict[str, Any], value: Any = None) -> bytes:
     body["data"] = sum(array.nbytes for array in arrays)
     head = json.dumps(body, allow_nan=False).encode()
     return LENGTH.pack(len(head)) + head + b"".join(array.tobytes() for array in arrays)
+
+
+def with_header(frame: bytes, extra: dict[str, Any]) -> bytes:
+    """A packed frame with `extra` added to its header; its arrays' bytes are kept as they
+    are. A frame that is not well formed is returned unchanged (`unpack` names the problem).
+    Runs in the worker, where the student's code may have replaced builtins: it uses none
+    but len()."""
+    try:
+        (size,) = LENGTH.unpack(frame[:LENGTH.size])
+        end = LENGTH.size + size
+        head = json.dumps({**json.loads(frame[LENGTH.size:end]), **extra},
+                          allow_nan=False).encode()
+    except (struct.error, ValueError, RecursionError, TypeError):
+        return frame
+    return LENGTH.pack(len(head)) + head + frame[end:]
 
 
 def _read_exactly(stream: BinaryIO, size: int) -> bytes:
@@ -265,12 +285,14 @@ def send(fd: int, header: dict[str, Any], value: Any = None) -> None:
     write_all(fd, pack(header, value))
 
 
-def read_frame(fd: int, deadline: float, max_bytes: int) -> bytes:
+def read_frame(fd: int, deadline: float, max_bytes: int, drain_up_to: int = 0) -> bytes:
     """Read exactly one frame's bytes by a `time.monotonic()` deadline.
 
     Raises TimeoutError when the deadline passes, EOFError when the writer is gone, and
-    FrameTooLarge, before reading them, when its arrays are over `max_bytes` (the rest of the
-    frame is left in the channel: it is out of step from then on).
+    FrameTooLarge when its arrays are over `max_bytes`. The rest of such a frame is left in
+    the channel, which is out of step from then on; unless its arrays are at most
+    `drain_up_to` bytes: then they are read and dropped, a chunk at a time, and the channel
+    stays in step (`FrameTooLarge.drained`).
     """
     buffer = bytearray()
 
@@ -299,6 +321,14 @@ def read_frame(fd: int, deadline: float, max_bytes: int) -> bytes:
     except (ValueError, AttributeError, TypeError):
         return bytes(buffer)  # unpack() names the problem
     if blobs > max_bytes:
-        raise FrameTooLarge(f"more than {size_in_words(max_bytes)} of arrays")
+        message = f"more than {size_in_words(max_bytes)} of arrays"
+        if blobs > drain_up_to:
+            raise FrameTooLarge(message)
+        left = blobs
+        while left:
+            buffer.clear()  # what is read is dropped: the grader never holds it whole
+            fill(min(left, 1 << 16))
+            left -= len(buffer)
+        raise FrameTooLarge(message, drained=True)
     fill(start + size + (blobs if blobs > 0 else 0))
     return bytes(buffer)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from grader.errors import SandboxError
@@ -88,6 +88,9 @@ class CallOutcome:
     """The decoded return value (arrays, tuples, lists, `protocol.Unsupported`)."""
     message: str = ""
     """Why there is no value."""
+    printed: str = ""
+    """What the call printed (capped). The grader decides who sees it: a hidden case's call
+    may print its inputs, so its output reaches no student."""
 
 
 def transport_for(config: SandboxConfig, offer: isolation.Offer,
@@ -283,13 +286,14 @@ class Session:
 
         `at` is "end" (after every cell) or "definition" (right after the cell that last
         defined the exercise). A return value whose arrays hold more than `max_bytes` is
-        refused before the grader reads it (the call's error).
+        refused as the grader reads it, and dropped a chunk at a time (the call's error).
+        The worker is never told `max_bytes`: it is derived from the expected outputs.
         """
         if time.monotonic() > self.deadline:
             return CallOutcome(Status.TIMEOUT, message="not run: the submission's time limit of "
                                f"{self.limits.submission_timeout:g} s was used up")
         header = {"op": "call", "name": name, "kind": kind, "tensors": tensors,
-                  "timeout": self.limits.call_timeout, "at": at, "max_bytes": max_bytes}
+                  "timeout": self.limits.call_timeout, "at": at}
         for _attempt in range(2):
             if self.restarts > MAX_RESTARTS:
                 return CallOutcome(Status.ERROR, message="not run: the student's code killed "
@@ -304,7 +308,8 @@ class Session:
                         "the worker sent", "the call returned"))
                 self._restart()
                 continue
-            return _outcome(reply, value, self.limits.call_timeout)
+            outcome = _outcome(reply, value, self.limits.call_timeout)
+            return replace(outcome, printed=str(reply.get("printed") or ""))
         return CallOutcome(Status.ERROR, message="the interpreter died during this call")
 
     def captured_output(self) -> str:

@@ -36,6 +36,9 @@ from grader.sandbox.limits import CappedOutput
 from grader.sandbox.resources import Resources
 
 MAX_REPLY_BYTES = 64 << 20
+# No size is said: it would tell how large a hidden case's outputs are.
+TOO_LARGE = ("the worker sent far more data than the expected outputs hold; it was not "
+             "compared")
 MAX_STRAY_FRAMES = 16
 
 
@@ -259,12 +262,16 @@ class PipeTransport:
         # dropped. (Forging this request's answer only forges the student's own outputs.)
         for _ in range(MAX_STRAY_FRAMES):
             try:
-                frame = protocol.read_frame(proc.stdout.fileno(), deadline, limit)
+                frame = protocol.read_frame(proc.stdout.fileno(), deadline, limit,
+                                            drain_up_to=MAX_REPLY_BYTES)
             except TimeoutError:
                 raise WorkerLost(Status.TIMEOUT, "no answer in time") from None
             except EOFError:
                 raise self._lost("while it ran", "the worker closed its channel") from None
-            except protocol.FrameTooLarge as exc:  # the channel is out of step: a new worker
+            except protocol.FrameTooLarge as exc:
+                if exc.drained:  # read and dropped: the worker goes on
+                    raise WorkerLost(Status.CRASHED, TOO_LARGE, in_sync=True) from None
+                # the channel is out of step: a new worker
                 raise WorkerLost(Status.CRASHED, f"the worker sent {exc}") from None
             reply = decode_reply(frame)
             if reply[0].get("id") == nonce:

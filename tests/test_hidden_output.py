@@ -1,0 +1,198 @@
+"""Nothing a hidden call prints reaches the student (issue #21).
+
+An exercise that prints its inputs would put the hidden cases' inputs into every report under
+"What your code printed". What a hidden case's call prints is kept for the instructor (the
+gradebook, `grade run --instructor`) and replaced, for students, by one line saying that it
+was dropped. Public calls run before any hidden one, so that a hidden call cannot leave its
+inputs in the submission's /tmp for a public call to print. The worker is never told a limit
+derived from a hidden case's expected outputs.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+
+import numpy as np
+import pytest
+
+from grader import cli, grading, registry
+from grader.model import Visibility
+from grader.report import gradescope, html, junit, markdown, terminal
+from grader.report import json as json_report
+from grader.sandbox import transport
+from grader.sandbox.limits import Limits
+
+OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
+UDL = registry.get("udl_attention")
+
+# Prints its input, flushed, at every call; and once more without a newline or a flush,
+# which the call's process must not lose when it is killed after its reply.
+PRINTS_ITS_INPUTS = '''import numpy as np
+
+def softmax(items_in):
+    print(f"n={len(items_in)} inputs={list(np.round(items_in, 6))}", flush=True)
+    print("unflushed tail", end="")
+    e = np.exp(items_in - np.max(items_in))
+    return e / e.sum()
+'''
+
+
+def _digits(values: np.ndarray) -> list[str]:
+    """How the inputs appear in what the code prints (rounded to 6 decimals)."""
+    return [repr(float(v)) for v in np.round(values, 6)]
+
+
+def hidden_inputs() -> list[str]:
+    softmax = UDL.exercise("softmax")
+    return [text for case in softmax.cases if case.visibility is Visibility.HIDDEN
+            for text in _digits(case.inputs()[0])]
+
+
+def public_inputs() -> list[str]:
+    return _digits(UDL.exercise("softmax").case("vector").inputs()[0])
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    path = tmp_path_factory.mktemp("printing") / "alice_udl_attention.py"
+    path.write_text(PRINTS_ITS_INPUTS)
+    return grading.grade(path, UDL, OPTIONS)
+
+
+def student_texts(result) -> dict[str, str]:
+    """Every format a student may be given."""
+    return {"terminal": terminal.render(result, verbose=True), "json": json_report.render(result),
+            "html": html.render(result), "markdown": markdown.render(result),
+            "junit": junit.render([result]), "gradescope": gradescope.render(result)}
+
+
+def test_the_hidden_inputs_reach_no_student_format(graded):
+    assert graded.exercises[0].score == 1.0  # it is right: the prints cost nothing
+    hidden = hidden_inputs()
+    assert len(hidden) == 12  # six values and one, plus the advice case's five
+    for name, text in student_texts(graded).items():
+        assert [value for value in hidden if value in text] == [], name
+
+
+def test_one_line_says_that_hidden_output_was_dropped(graded):
+    assert graded.output.count("[grader] 3 of the hidden checks' calls printed something; "
+                               "it is not shown, since it could show their hidden inputs") == 1
+    texts = student_texts(graded)
+    for name in ("json", "html", "gradescope"):  # the others show no output at all
+        assert "calls printed something; it is not shown, since it could show" in texts[name], \
+            name
+
+
+def test_a_public_call_prints_for_the_student_with_its_case_named(graded):
+    vector = public_inputs()
+    assert ("[grader] softmax, case 'vector', printed:\nn=3 inputs=[" in graded.output)
+    assert all(value in graded.output for value in vector)
+    # Without a flush or a newline, and still there: flushed before the call's reply.
+    assert "unflushed tail" in graded.output
+
+
+def test_the_instructor_keeps_the_hidden_output(graded):
+    for value in hidden_inputs():
+        assert value in graded.hidden_output
+    assert "[grader] softmax, case 'six-values', printed:\nn=6 inputs=[" in graded.hidden_output
+    assert json_report.to_dict(graded, instructor=True)["hidden_output"] == graded.hidden_output
+    assert "hidden_output" not in json_report.to_dict(graded)
+    back = json_report.from_dict(json_report.to_dict(graded, instructor=True))
+    assert back.hidden_output == graded.hidden_output
+
+
+def test_grade_run_shows_it_with_instructor_only(tmp_path):
+    path = tmp_path / "alice_udl_attention.py"
+    path.write_text(PRINTS_ITS_INPUTS)
+    six = _digits(UDL.exercise("softmax").case("six-values").inputs()[0])[0]
+    for flags, shown in (([], False), (["--instructor"], True)):
+        out = io.StringIO()
+        target = tmp_path / f"result{len(flags)}.json"
+        code = cli.run(["run", str(path), "--json", str(target), *flags], out, io.StringIO())
+        assert code == 0
+        assert (six in out.getvalue(), six in target.read_text()) == (shown, shown), flags
+        assert ("for the instructor only" in out.getvalue()) is shown
+
+
+def test_the_gradebook_keeps_it_for_the_instructor(tmp_path):
+    folder = tmp_path / "submissions" / "alice"
+    folder.mkdir(parents=True)
+    (folder / "hw.py").write_text(PRINTS_ITS_INPUTS)
+    out = io.StringIO()
+    code = cli.run(["batch", str(tmp_path / "submissions"), "--assignment", "udl_attention",
+                    "--out", str(tmp_path / "graded"), "--jobs", "1"], out, io.StringIO())
+    assert code == 0, out.getvalue()
+    six = _digits(UDL.exercise("softmax").case("six-values").inputs()[0])[0]
+    with sqlite3.connect(tmp_path / "graded" / "gradebook.sqlite") as db:
+        (stored,) = db.execute("SELECT result FROM results").fetchone()
+    assert six in json.loads(stored)["hidden_output"]
+    reports = [p for p in (tmp_path / "graded").rglob("*") if p.is_file()
+               and p.suffix in (".html", ".md", ".json")]
+    assert reports
+    for report in reports:
+        assert six not in report.read_text(), report
+
+
+# A hidden call leaves its inputs in /tmp; a public call of a later exercise prints them.
+THROUGH_TMP = '''import numpy as np
+
+def softmax(items_in):
+    with open("/tmp/seen.txt", "a") as stream:
+        stream.write(" ".join(repr(float(v)) for v in np.round(items_in, 6)) + "\\n")
+    e = np.exp(items_in - np.max(items_in))
+    return e / e.sum()
+
+def self_attention(X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k):
+    try:
+        print(open("/tmp/seen.txt").read(), flush=True)
+    except OSError:
+        print("nothing seen yet", flush=True)
+    return np.zeros_like(X)
+'''
+
+
+def test_no_public_call_runs_after_a_hidden_one(make_submission):
+    result = grading.grade(make_submission(THROUGH_TMP, name="alice_udl_attention"), UDL,
+                           OPTIONS)
+    assert "[grader] self_attention, case 'notebook-example', printed:\n" in result.output
+    assert [value for value in hidden_inputs() if value in result.output] == []
+    # The hidden call of self_attention, later, sees them: its output is the instructor's.
+    assert all(value in result.hidden_output for value in hidden_inputs())
+
+
+def test_the_worker_is_never_told_a_size_derived_from_a_hidden_case(make_submission,
+                                                                    monkeypatch):
+    sent = []
+    request = transport.PipeTransport.request
+
+    def spy(self, header, value, deadline, limit=transport.MAX_REPLY_BYTES):
+        sent.append(dict(header))
+        return request(self, header, value, deadline, limit)
+
+    monkeypatch.setattr(transport.PipeTransport, "request", spy)
+    grading.grade(make_submission(PRINTS_ITS_INPUTS, name="alice_udl_attention"), UDL, OPTIONS)
+    calls = [header for header in sent if header.get("op") == "call"]
+    assert len(calls) >= 3
+    assert all(set(header) == {"op", "name", "kind", "tensors", "timeout", "at"}
+               for header in calls), calls
+
+
+def test_a_reply_too_large_is_dropped_and_the_worker_goes_on(make_submission):
+    """Refused by the grader as it reads it, now that the worker knows no limit: the channel
+    stays in step, so the next call is answered by the same worker, with no restart."""
+    code = '''import numpy as np
+
+def softmax(items_in):
+    if len(items_in) == 6:
+        return np.ones(3_000_000)  # 24 MB for an expected 48 bytes
+    e = np.exp(items_in - np.max(items_in))
+    return e / e.sum()
+'''
+    result = grading.grade(make_submission(code, name="alice_udl_attention"), UDL, OPTIONS)
+    checks = {c.name: c for c in result.exercises[0].checks}
+    assert checks["six-values"].message == ("the call returned far more data than the expected "
+                                            "outputs hold; it was not compared")
+    assert checks["one-element"].passed and checks["vector"].passed
+    assert "restart" not in result.isolation
