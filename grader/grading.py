@@ -289,18 +289,19 @@ HIDDEN_PRINTED = ("[grader] {count} of the hidden checks' calls printed somethin
 
 def _outputs(cells: str, calls: Sequence[Call], limit: int) -> tuple[str, str]:
     """(what students see, what only the instructor sees) of a submission's output: the
-    cells' output and the public calls' under a line naming each call; one line saying that
-    hidden calls printed, whose output goes to the second text alone."""
-    shown = [cells] if cells else []
+    cells' output (capped already) and the public calls' under a line naming each call; one
+    line saying that hidden calls printed, whose output goes to the second text alone."""
+    shown: list[str] = []
     kept: list[str] = []
     for call in calls:
         if not call.printed:
             continue
         label = f"[grader] {call.exercise}, case '{call.check.name}', printed:\n{call.printed}"
         (kept if call.hidden else shown).append(label)
+    calls_text = cap("\n".join(shown), limit)
     if kept:
-        shown.append(HIDDEN_PRINTED.format(count=len(kept)))
-    return cap("\n".join(shown), limit), cap("\n".join(kept), limit)
+        calls_text = "\n".join(filter(None, [calls_text, HIDDEN_PRINTED.format(count=len(kept))]))
+    return "\n".join(filter(None, [cells, calls_text])), cap("\n".join(kept), limit)
 
 
 def judge(exercise: Exercise, case: Case, value: object, expected: references.Outputs,

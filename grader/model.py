@@ -378,11 +378,14 @@ class ExerciseResult:
     fingerprint: Fingerprint | None = None
     """Its definition's fingerprint, read from the source; None when the source does not
     define it at top level."""
+    provided: bool = False
+    """The notebook gives it ready-made: it is checked and shown, never scored."""
 
     @property
     def scored(self) -> bool:
-        """Whether it counts towards the score (a function the notebook provides does not)."""
-        return self.max_score > 0
+        """Whether it counts towards the score (a function the notebook provides does not;
+        a self-check, whose public cases are worth no points, still counts the others)."""
+        return not self.provided
 
     def explains(self, check: CheckResult) -> bool:
         """Whether `check`'s note helps the student: it says why the check earns no points,

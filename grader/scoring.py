@@ -34,7 +34,8 @@ def exercise_result(exercise: Exercise, checks: Sequence[CheckResult]) -> Exerci
     return ExerciseResult(
         name=exercise.name, status=status,
         score=round(sum(check.score for check in checks), 6),
-        max_score=float(sum(check.max_score for check in checks)), checks=tuple(checks))
+        max_score=float(sum(check.max_score for check in checks)), checks=tuple(checks),
+        provided=exercise.provided)
 
 
 def passed_check(name: str, exercise: Exercise, **fields: object) -> CheckResult:

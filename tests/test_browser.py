@@ -54,7 +54,7 @@ def test_report_of_a_failing_submission_shows_score_diagnosis_and_heatmaps(brows
 
     browser.get(page.as_uri())
     score = browser.find_element(By.ID, "score")
-    assert score.is_displayed() and score.text == "Score: 4.333 / 10"
+    assert score.is_displayed() and score.text == "Score: 4 / 10"
     diagnosis = browser.find_element(By.CSS_SELECTOR,
                                      '.diagnosis[data-diagnosis="transposed-weights"]')
     browser.execute_script("arguments[0].scrollIntoView()", diagnosis)

@@ -204,7 +204,10 @@ def test_exercise_and_case_pass_rates(numbers):
     example = cases["multihead_scaled_self_attention", "notebook-example"]
     assert (example["passed"], example["attempted"], example["flag"]) == (4, 9, None)
     assert example["pass_rate"] == pytest.approx(4 / 9)
-    assert cases["softmax", "vector"]["flag"] == "nearly-all-pass"
+    assert cases["softmax", "six-values"]["flag"] == "nearly-all-pass"
+    # A public example earns no points (#21): shown with its pass rate, never flagged.
+    assert (cases["softmax", "vector"]["scored"], cases["softmax", "vector"]["flag"]) == \
+        (False, None)
     stable = cases["softmax", "large-values"]  # advice: shown, never flagged
     assert (stable["passed"], stable["attempted"], stable["scored"], stable["flag"]) == \
         (9, 10, False, None)

@@ -26,7 +26,7 @@ EXPECTED = {
     "attention_basics/nbformat2.ipynb": (10.0, {5: "error"}),
     "attention_basics/display_handles.ipynb": (10.0, {}),
     "attention_basics/after_broken_cell.ipynb": (10.0, {1: "error", 2: "error", 3: "error"}),
-    "attention_basics/unstable_softmax.py": (8.333333, {}),
+    "attention_basics/unstable_softmax.py": (7.0, {}),
     "attention_basics/call_faults.py": (5.0, {}),
     "attention_basics/fault_infinite_cell.ipynb": (10.0, {2: "timeout"}),
     "attention_basics/fault_ignores_signals.ipynb": (10.0, {2: "timeout"}),
@@ -41,7 +41,7 @@ EXPECTED = {
     "attention_basics/fault_reads_stdin.ipynb": (10.0, {2: "error"}),
     "udl_attention/vectorised.py": (10.0, {}),
     "udl_attention/loops.ipynb": (10.0, {}),
-    "udl_attention/seed002.ipynb": (4.333333, {1: "error"}),
+    "udl_attention/seed002.ipynb": (4.0, {1: "error"}),
     "torch_attention/einsum_style.py": (5.0, {}),
 }
 
@@ -211,7 +211,7 @@ def test_jupyter_semantics_on_request(make_submission):
     lenient = grading.grade(path, basics, FAST)
     per_cell = grading.grade(path, basics, grading.Options(limits=FAST.limits, on_error="cell"))
     stop = grading.grade(path, basics, grading.Options(limits=FAST.limits, on_error="stop"))
-    assert lenient.score == pytest.approx(1.6 + 1.0)
+    assert lenient.score == pytest.approx(1.0 + 1.0)  # its softmax overflows: 1 of 2
     assert per_cell.score == pytest.approx(1.0)  # softmax never defined, causal_mask is
     assert "did not run, as in Jupyter (--on-error cell)" in per_cell.problem_cells[0].message
     assert stop.score == 0.0

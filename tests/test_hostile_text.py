@@ -91,7 +91,7 @@ raise RuntimeError("cell\r\x1b[2J\x1b[H10 / 10 \u2713 \x9b31m\x07")
     assert DURATION.sub("in T s", out.getvalue()) == (
         "hostile_attention_basics.py · attention_basics: 0 / 10 in T s\n"
         "  ! softmax 0/2  (0/5 checks)\n"
-        "      vector (public): raised ValueError: boom\n"
+        "      vector (public example, no points): raised ValueError: boom\n"
         "        [2J[H10 / 10 \u2713 31m (line 3)\n"
         "  ? qkv_projections 0/2  (0/3 checks)\n"
         "      not found: no function named qkv_projections is defined\n"
@@ -124,7 +124,7 @@ def test_every_writer_drops_control_characters():
     assert terminal.render(result) == (
         "bad[2J[H10 / 10 \u2713 31m.py · attention_basics: 0 / 1 in 0.50 s\n"
         "  ! softmax 0/1  (0/1 checks)\n"
-        "      vector (public): [some-id] d [2J[H10 / 10 \u2713 31m\n"
+        "      vector (public example, no points): [some-id] d [2J[H10 / 10 \u2713 31m\n"
         "        raised ValueError: [2J[H10 / 10 \u2713 31m\n"
         "  the module: error: line 1: E: [2J[H10 / 10 \u2713 31m\n")
     document = json.loads(json_report.render(result))
@@ -169,8 +169,8 @@ raise RuntimeError("cell\r# Hacked\u2028# Hacked")
         assert ("| Cell | What happened | Details |\n|---|---|---|\n"
                 "| the module | error | line 5: RuntimeError: cell \\# Hacked \\# Hacked "
                 "|\n\n") in report
-        assert ("- 💥 **vector** (public)\n  ```text\n  raised ValueError: boom\n  # Hacked\n"
-                "  # Hacked (line 3)\n  ```\n") in report
+        assert ("- 💥 **vector** (public example, no points)\n  ```text\n"
+                "  raised ValueError: boom\n  # Hacked\n  # Hacked (line 3)\n  ```\n") in report
 
 
 def test_markdown_writers_keep_untrusted_text_on_its_line():

@@ -154,10 +154,13 @@ def test_the_json_reads_back_into_the_result_it_came_from():
         cells=(*graded.cells, CellResult(0, Status.ERROR, "12_2.ipynb: not valid notebook "
                                          "JSON", file="12_2.ipynb")),
         error="\x1b[2Jpartly", worker="zygote", public_only=True, sha256="ab" * 32,
-        grader_failed=True, output="out\x07")
-    data = json.loads(json_report.render(full))
+        grader_failed=True, output="out\x07", hidden_output="n=6 inputs=[0.5]")
+    data = json.loads(json_report.render(full, instructor=True))
     back = json_report.from_dict(data)
-    assert json_report.to_dict(back) == data
+    assert json_report.to_dict(back, instructor=True) == data
+    # A student's JSON never holds what hidden calls printed (#21).
+    assert json.loads(json_report.render(full)) == {
+        key: value for key, value in data.items() if key != "hidden_output"}
     # What the JSON leaves out comes back empty; the rest is the result, `clean`.
     checks = tuple(dataclasses.replace(check, views=(), alternatives=())
                    for check in exercise.checks)
@@ -178,8 +181,8 @@ def test_terminal_summary_without_and_with_colour():
     plain = terminal.render(result())
     assert plain.startswith("alice<script>.ipynb · attention_basics: 1.5 / 4.5 in 0.25 s\n")
     assert "\x1b[" not in plain
-    assert "notebook-example (public): [transposed-weights] The attention matrix is applied" \
-        in plain
+    assert ("notebook-example (public example, no points): [transposed-weights] The attention "
+            "matrix is applied") in plain
     coloured = terminal.render(result(), color=True)
     assert "\x1b[" in coloured
 

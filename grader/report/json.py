@@ -36,7 +36,7 @@ def _check(check: CheckResult) -> dict[str, Any]:
 def _exercise(exercise: ExerciseResult) -> dict[str, Any]:
     return {"name": exercise.name, "score": exercise.score, "max_score": exercise.max_score,
             "status": exercise.status.value, "checks": [_check(c) for c in exercise.checks],
-            "file": exercise.file,
+            "file": exercise.file, "provided": exercise.provided,
             "fingerprint": None if exercise.fingerprint is None else {
                 "digest": exercise.fingerprint.digest, "nodes": exercise.fingerprint.nodes}}
 
@@ -88,7 +88,8 @@ def _exercise_from(data: dict[str, Any]) -> ExerciseResult:
     return ExerciseResult(
         data["name"], Status(data["status"]), data["score"], data["max_score"],
         tuple(_check_from(c) for c in data["checks"]), data["file"],
-        None if mark is None else Fingerprint(mark["digest"], mark["nodes"]))
+        None if mark is None else Fingerprint(mark["digest"], mark["nodes"]),
+        provided=data.get("provided", data["max_score"] == 0))
 
 
 def _check_from(data: dict[str, Any]) -> CheckResult:
