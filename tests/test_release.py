@@ -13,6 +13,8 @@ planted in a release: it can fail. `check()` works from a release alone.
 
 from __future__ import annotations
 
+import base64
+import dataclasses
 import io
 import json
 import re
@@ -343,3 +345,103 @@ def test_a_malformed_notebook_is_named_not_a_traceback(tmp_path, monkeypatch, ce
                        r"\(.*\); run `grade assign` or re-save it from Jupyter"):
         _release_of(tmp_path, monkeypatch,
                     f'{{"cells": {cells}, "metadata": {{}}, "nbformat": 4, "nbformat_minor": 5}}')
+
+
+ANSWER_LINE = "angles = positions * frequencies[np.newaxis, :]"  # positional_encoding's solution
+ANSWER = f"# BEGIN SOLUTION\n{ANSWER_LINE}\n# END SOLUTION\n"
+FIX = (r"remove it: students get no solution in any cell, attachment, output or metadata "
+       r"\(release the stubs that `grade assign` writes\)")
+
+
+def _hide(notebook: dict, place: str) -> str:
+    """Put the answer (its markers and solution line) into one place of a stub notebook; the
+    place as release names it."""
+    cells = notebook["cells"]
+    text = {"cell_type": "markdown", "metadata": {}, "source": "## Notes\n"}
+    if place in ("markdown", "raw", "solution line alone"):
+        source = ANSWER if place != "solution line alone" else f"```python\n{ANSWER_LINE}\n```\n"
+        cells.append({"cell_type": "raw" if place == "raw" else "markdown", "metadata": {},
+                      "source": source})
+        return rf"cell {len(cells)} \({'raw' if place == 'raw' else 'markdown'}\), its source"
+    if place == "attachment":  # as Jupyter stores a file dropped into a markdown cell
+        encoded = base64.b64encode(ANSWER.encode()).decode()
+        cells.append(dict(text, source="![answer](attachment:answer.txt)",
+                          attachments={"answer.txt": {"text/plain": encoded}}))
+        return rf"cell {len(cells)} \(markdown\), its attachments"
+    if place == "cell metadata":
+        cells.append(dict(text, metadata={"answer": ANSWER}))
+        return rf"cell {len(cells)} \(markdown\), its metadata"
+    assert place == "notebook metadata"
+    notebook["metadata"]["answer"] = ANSWER
+    return r"the notebook's metadata"
+
+
+@pytest.mark.parametrize("place", ["markdown", "raw", "attachment", "cell metadata",
+                                   "notebook metadata", "solution line alone"])
+def test_release_refuses_a_solution_in_any_cell_or_metadata(tmp_path, monkeypatch, place):
+    """Release read code cells only: a master's answer between the markers in a text cell, an
+    attachment or metadata went out verbatim, and `grade release` exited 0."""
+    notebook = json.loads((Layout.current().exercises / f"{PE}.ipynb").read_text())
+    where = _hide(notebook, place)
+    what = (r"a line of the solution \(angles = positions \* frequencies\[np\.newaxis, :\]\)"
+            if place == "solution line alone" else r"a solution marker \(BEGIN SOLUTION\)")
+    message = rf"positional_encoding\.ipynb: {where}, holds {what}; {FIX}"
+    with pytest.raises(SpecError, match=message):
+        _release_of(tmp_path, monkeypatch, notebook)
+    assert not (tmp_path / "out").exists()
+    out, err = io.StringIO(), io.StringIO()  # the command says the same, exit code 1
+    status = cli.run(["release", PE, "--out", str(tmp_path / "cli")], out, err)
+    assert (status, out.getvalue()) == (1, "")
+    assert re.match(rf"grade: error: .*{message}", err.getvalue())
+    assert "Traceback" not in err.getvalue() and not (tmp_path / "cli").exists()
+
+
+def test_a_solution_in_a_stub_modules_comment_is_refused(tmp_path, monkeypatch):
+    """Every byte of the .py stub is read, comments and strings too, not only its code."""
+    module = Layout.current().module(PE).read_text()
+    stub = 'raise NotImplementedError("sinusoidal_encoding")'
+    stubbed = module.replace(stub, f"# {ANSWER_LINE}\n    {stub}")
+    assert stubbed != module
+    line = stubbed.splitlines().index(f"    # {ANSWER_LINE}") + 1
+    notebook = json.loads((Layout.current().exercises / f"{PE}.ipynb").read_text())
+    with pytest.raises(SpecError, match=rf"positional_encoding\.py: line {line}, holds a line "
+                       rf"of the solution \(angles = positions"):
+        _release_of(tmp_path, monkeypatch, notebook, module=stubbed)
+
+
+def test_the_check_data_is_scanned_before_it_is_written(tmp_path, monkeypatch):
+    """The .check.npz is written by release too: a public case's note that quotes the answer
+    is found in its members (text arrays are UTF-32 there, not ASCII)."""
+    assignment = registry.get(PE)
+    exercise = assignment.exercises[0]
+    cases = tuple(dataclasses.replace(case, note=ANSWER)
+                  if case.visibility is Visibility.PUBLIC else case for case in exercise.cases)
+    noted = dataclasses.replace(assignment, exercises=(
+        dataclasses.replace(exercise, cases=cases), *assignment.exercises[1:]))
+    project = Layout.current()
+    exercises = _course(tmp_path, monkeypatch, PE)
+    for stub in (project.module(PE), project.exercises / f"{PE}.ipynb"):
+        (exercises / stub.name).write_bytes(stub.read_bytes())
+    with pytest.raises(SpecError, match=r"positional_encoding\.check\.npz: member "
+                       r"__meta__\.npy, holds a solution marker \(BEGIN SOLUTION\); remove it "
+                       r"from the declaration's public cases"):
+        release.release(noted, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_outputs_of_a_stub_notebook_are_not_released(tmp_path, monkeypatch):
+    """Outputs and execution counts are cleared before the scan and the write (as they were
+    before the scan existed): a solution's printed results stay on the instructor's machine."""
+    notebook = json.loads((Layout.current().exercises / f"{PE}.ipynb").read_text())
+    code = next(cell for cell in notebook["cells"] if cell["cell_type"] == "code")
+    code["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ANSWER},
+                       {"output_type": "display_data", "metadata": {},
+                        "data": {"text/plain": ANSWER, "image/png": base64.b64encode(
+                            ANSWER.encode()).decode()}}]
+    code["execution_count"] = 7
+    written = _release_of(tmp_path, monkeypatch, notebook)
+    text = (tmp_path / "out" / f"{PE}.ipynb").read_text()
+    assert tmp_path / "out" / f"{PE}.ipynb" in written
+    assert "BEGIN SOLUTION" not in text and ANSWER_LINE not in text
+    assert all(c.get("outputs", []) == [] and c.get("execution_count") is None
+               for c in json.loads(text)["cells"])
