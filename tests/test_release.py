@@ -35,6 +35,7 @@ from grader.model import Assignment, Visibility
 from tests import leakscan
 
 NAMES = sorted(registry.assignments())
+MARKERS = ("BEGIN SOLUTION", "END SOLUTION")
 
 
 def _arrays(value: object) -> Iterator[np.ndarray]:
@@ -106,8 +107,9 @@ def secrets(assignment: Assignment) -> tuple[list[str], list[str], list[str]]:
     given: set[str] = set()
     for path in layout.exercises.glob(f"{assignment.name}*"):
         text = path.read_text()
-        if path.suffix == ".ipynb":
-            text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"])
+        if path.suffix == ".ipynb":  # code cells: a solution line in a text cell is a leak
+            text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"]
+                             if c["cell_type"] == "code")
         given |= {line.strip() for line in text.splitlines()}
     lines = set()
     for line in layout.solution(assignment.name).read_text().splitlines():
@@ -127,9 +129,12 @@ def releases(tmp_path_factory) -> dict[str, Path]:
 
 
 def scan(folder: Path, assignment: Assignment) -> leakscan.Scan:
+    """The deep scan of a released folder: every byte of every file, every string of a
+    notebook (any cell, attachment, output, metadata), every member of the check data."""
     needles, lines, texts = secrets(assignment)
     assert needles and lines and texts  # there is something to find
-    return leakscan.main(needles, lines, top=str(folder), texts=texts)
+    return leakscan.main(needles, lines, top=str(folder), texts=texts, markers=MARKERS,
+                         deep=True)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -184,6 +189,55 @@ def test_the_scan_finds_each_planted_secret(releases, tmp_path):
                                     ("line", str(planted / "with_solution.ipynb")),
                                     ("text", str(planted / "numpy.txt")),
                                     ("text", str(planted / "printed.md"))])
+
+
+def test_the_deep_scan_reads_every_cell_and_every_byte(releases, tmp_path):
+    """What the release scan of a folder reads beyond code cells and text files: a text
+    cell, an attachment (base64), cell and notebook metadata, an output, a comment in a
+    module, a file of any suffix, and a text array inside an npz (UTF-32). A plain scan, as
+    tests/test_leaks.py runs, misses most of them: the deep one is needed."""
+    needles, lines, texts = secrets(registry.get(PE))
+    line = lines[0]
+    answer = f"# BEGIN SOLUTION\n{line}\n# END SOLUTION\n"
+    stub = json.loads((releases[PE] / f"{PE}.ipynb").read_text())
+    places = {
+        "markdown": lambda nb: nb["cells"].append(
+            {"cell_type": "markdown", "metadata": {}, "source": f"```\n{line}\n```"}),
+        "attachment": lambda nb: nb["cells"].append(
+            {"cell_type": "markdown", "metadata": {}, "source": "![a](attachment:a.txt)",
+             "attachments": {"a.txt": {"text/plain": base64.b64encode(answer.encode())
+                                       .decode()}}}),
+        "cell-metadata": lambda nb: nb["cells"][0]["metadata"].update(answer=answer),
+        "notebook-metadata": lambda nb: nb["metadata"].update(answer=answer),
+        "outputs": lambda nb: nb["cells"].append(
+            {"cell_type": "code", "metadata": {}, "execution_count": 1, "source": "",
+             "outputs": [{"output_type": "display_data", "metadata": {},
+                          "data": {"text/markdown": answer}}]}),
+    }
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    for name, plant in places.items():
+        notebook = json.loads(json.dumps(stub))
+        plant(notebook)
+        (planted / f"{name}.ipynb").write_text(json.dumps(notebook, indent=1))
+    (planted / "commented.py").write_text(f"def f():\n    # {line}\n    raise "
+                                          "NotImplementedError\n")
+    (planted / "notes.bin").write_bytes(answer.encode())
+    np.savez_compressed(planted / "meta.npz", note=np.array(answer))
+    deep = leakscan.main(needles, lines, top=str(planted), texts=texts, markers=MARKERS,
+                         deep=True).found
+    expected = {("line", str(planted / f"{name}.ipynb")) for name in places}
+    expected |= {("marker", str(planted / f"{name}.ipynb")) for name in places
+                 if name != "markdown"}
+    expected |= {("line", str(planted / "commented.py")), ("line", str(planted / "notes.bin")),
+                 ("marker", str(planted / "notes.bin")),
+                 ("line", str(planted / "meta.npz") + ":note.npy"),
+                 ("marker", str(planted / "meta.npz") + ":note.npy")}
+    assert set(deep) == expected
+    plain = leakscan.main(needles, lines, top=str(planted), texts=texts, markers=MARKERS).found
+    assert set(plain) == {("line", str(planted / "markdown.ipynb"))} | {
+        ("marker", str(planted / f"{name}.ipynb"))  # in the JSON as written, unescaped
+        for name in ("cell-metadata", "notebook-metadata", "outputs")}
 
 
 def test_a_master_or_a_solution_is_never_released(tmp_path, monkeypatch):
