@@ -1,18 +1,30 @@
 """The leak scan: walk every readable file under a root and report hidden things found there.
 
-It looks for four kinds of leak:
+It looks for five kinds of leak:
 - `array`: 16 bytes of a hidden reference array, raw or inside a zip/npz member;
 - `line`: a distinctive line of a solution module (in a notebook, a line of a cell);
 - `text`: a hidden value written out as text (`tests/test_release.py` gives these);
+- `marker`: a solution marker (`tests/test_release.py` gives these);
 - `git`: a `.git` folder or file.
+
+A deep scan (`deep=True`, for a release) reads every byte of every file as text, whatever
+its suffix and size: in a notebook, every string of its JSON (cells of every type with their
+attachments, outputs and metadata, and the notebook's metadata), base64 runs decoded; in a
+zip, every member, a numpy text array as its text; and a line counts once stripped of the
+`#`, `>>>` or `...` before it (a solution commented out). The filesystem scan of
+`tests/test_leaks.py` is not deep: it must finish in the sandbox's time.
 
 `tests/test_leaks.py` runs this file as a student submission inside the sandbox (the needles
 are prepended as `NEEDLES = {...}`), and runs it in-process on the project to show it finds
 what is there. Only the standard library and numpy are used: it must run in the worker.
 """
 
+import base64
+import binascii
+import io
 import json
 import os
+import re
 import zipfile
 
 import numpy as np
@@ -23,6 +35,8 @@ SKIP = ("/proc", "/sys", "/dev")
 TEXT_SUFFIXES = (".py", ".pyi", ".ipynb", ".txt", ".md", ".rst", ".json", ".cfg", ".toml",
                  ".html", ".j2", ".csv", ".yml", ".yaml", "")
 MAX_REPORTS = 200
+BASE64 = re.compile(r"[A-Za-z0-9+/\r\n]{16,}={0,2}")
+PROMPTS = re.compile(r"^(?:#+|>>>|\.\.\.|\s)+")
 
 
 class Matcher:
@@ -69,10 +83,12 @@ def needles_of(array):
 class Scan:
     """The state of one walk."""
 
-    def __init__(self, needles, lines, texts=()):
+    def __init__(self, needles, lines, texts=(), markers=(), deep=False):
         self.matcher = Matcher([bytes.fromhex(n) for n in needles])
         self.lines = set(lines)
         self.texts = sorted(texts)
+        self.markers = sorted(markers)
+        self.deep = deep
         self.found = []
         self.files = self.bytes = self.unreadable = 0
 
@@ -101,7 +117,7 @@ class Scan:
             return
         self.files += 1
         tail = b""
-        text = os.path.splitext(path)[1] in TEXT_SUFFIXES
+        text = self.deep or os.path.splitext(path)[1] in TEXT_SUFFIXES
         chunks = []
         with stream:
             while True:
@@ -112,33 +128,90 @@ class Scan:
                 if self.matcher.search(tail + chunk):
                     self.report("array", path)
                 tail = chunk[-WINDOW:]
-                if text and len(chunks) < 4:
+                if text and (self.deep or len(chunks) < 4):
                     chunks.append(chunk)
         if text and chunks:
-            content = b"".join(chunks).decode("latin-1")
-            cells = _notebook_text(content) if path.endswith(".ipynb") else ""
-            if any(line.strip() in self.lines
-                   for line in (content + "\n" + cells).splitlines()):
-                self.report("line", path)
-            if any(needle in content or needle in cells for needle in self.texts):
-                self.report("text", path)
+            data = b"".join(chunks)
+            content = data.decode("latin-1")
+            decoded = data.decode("utf-8", "replace") if self.deep else content
+            cells = _notebook_text(decoded, self.deep) if path.endswith(".ipynb") else ""
+            if self.deep:
+                content += "\n" + decoded
+            self.text(path, content + "\n" + cells)
         if zipfile.is_zipfile(path):
             self.archive(path)
+
+    def text(self, path, content):
+        """Report the lines, text needles and markers in `content`, found in `path`."""
+        if any(self.code(line) in self.lines for line in content.splitlines()):
+            self.report("line", path)
+        if any(needle in content for needle in self.texts):
+            self.report("text", path)
+        if any(marker in content for marker in self.markers):
+            self.report("marker", path)
+
+    def code(self, line):
+        """A line as compared with the solution's: stripped (deep: of a comment's `#` too)."""
+        return PROMPTS.sub("", line.strip()).strip() if self.deep else line.strip()
 
     def archive(self, path):
         try:
             with zipfile.ZipFile(path) as archive:
                 for info in archive.infolist()[:10000]:
-                    if info.file_size <= 64 << 20 and \
-                            self.matcher.search(archive.read(info.filename)):
-                        self.report("array", f"{path}:{info.filename}")
+                    if info.file_size > 64 << 20:
+                        continue
+                    member = archive.read(info.filename)
+                    where = f"{path}:{info.filename}"
+                    if self.matcher.search(member):
+                        self.report("array", where)
+                    if self.deep:
+                        self.text(where, member.decode("latin-1") + "\n" + _npy_text(member))
         except Exception:  # a damaged archive is not a leak
             pass
 
 
-def _notebook_text(content):
-    """A notebook's cells and outputs as plain text (in the file, JSON escapes hide them)."""
+def _npy_text(member):
+    """A .npy member's text, when it holds a text array (numpy keeps it as UTF-32)."""
     try:
+        array = np.lib.format.read_array(io.BytesIO(member), allow_pickle=False)
+    except Exception:  # not an array: its bytes were read already
+        return ""
+    if array.dtype.kind not in "US":
+        return ""
+    return "\n".join(item.decode("utf-8", "replace") if isinstance(item, bytes) else str(item)
+                     for item in array.ravel().tolist())
+
+
+def _strings(value):
+    """Every key and string of a JSON value, lists of strings also joined, base64 runs
+    decoded."""
+    found, stack = [], [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+            for match in BASE64.finditer(item):
+                run = re.sub(r"\s", "", match.group())
+                try:
+                    found.append(base64.b64decode(run[:len(run) // 4 * 4], validate=True)
+                                 .decode("utf-8", "replace"))
+                except (binascii.Error, ValueError):
+                    pass
+        elif isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, list):
+            stack += item
+            if all(isinstance(part, str) for part in item):
+                stack.append("".join(item))
+    return found
+
+
+def _notebook_text(content, deep=False):
+    """A notebook's cells and outputs as plain text (in the file, JSON escapes hide them);
+    deep: every string of it."""
+    try:
+        if deep:
+            return "\n".join(_strings(json.loads(content)))
         cells = json.loads(content).get("cells", [])
     except (ValueError, AttributeError):
         return ""
@@ -153,9 +226,9 @@ def _notebook_text(content):
     return "\n".join("".join(part) if isinstance(part, list) else str(part) for part in parts)
 
 
-def main(needles, lines, top="/", texts=()):
+def main(needles, lines, top="/", texts=(), markers=(), deep=False):
     """Walk `top`; print one LEAK line per finding and a SCANNED summary."""
-    scan = Scan(needles, lines, texts)
+    scan = Scan(needles, lines, texts, markers, deep)
     scan.walk(top)
     for kind, path in scan.found:
         print("LEAK", kind, path)

@@ -257,3 +257,73 @@ def test_a_graded_function_never_called_has_no_case(tmp_path):
     code, _, err = run("assign", str(path), "--out", str(tmp_path / "out"))
     assert code == 1
     assert "the master never calls dense on numbers or arrays" in err
+
+
+ANSWER = "# BEGIN SOLUTION\nreturn np.maximum(x, 0.0)\n# END SOLUTION\n"
+
+
+def _master_with(tmp_path, place: str) -> Path:
+    """The default master with relu's answer (markers and line) put in one more place."""
+    path = write_master(tmp_path / "m.ipynb")
+    notebook = json.loads(path.read_text())
+    cells = notebook["cells"]
+    if place in ("markdown", "raw"):
+        cells.insert(2, {"cell_type": place, "id": "extra", "metadata": {}, "source": ANSWER})
+    elif place == "attachment":
+        cells[1]["attachments"] = {"answer.txt": {"text/plain": ANSWER}}
+    elif place == "markdown metadata":
+        cells[1]["metadata"] = {"answer": ANSWER}
+    elif place == "code tags":  # tags are kept in the student's notebook
+        cells[2]["metadata"] = {"tags": [ANSWER]}
+    elif place == "kernelspec":  # kept in the student's notebook
+        notebook["metadata"]["kernelspec"]["display_name"] = ANSWER
+    elif place == "solution line alone":
+        cells[1]["source"] += "\n```python\n    return np.maximum(x, 0.0)\n```\n"
+    elif place == "outputs":
+        cells[3]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ANSWER}]
+    path.write_text(json.dumps(notebook))
+    return path
+
+
+FIX = "move the solution into a code cell, or remove the markers"
+LATER = ("remove it from the master: a solution goes between the markers, inside a function "
+         "of a code cell")
+
+
+@pytest.mark.parametrize("place, message", [
+    ("markdown", f"cell 3 (markdown) holds a solution marker (# BEGIN SOLUTION) in its "
+                 f"source; {FIX}"),
+    ("raw", f"cell 3 (raw) holds a solution marker (# BEGIN SOLUTION) in its source; {FIX}"),
+    ("attachment", f"cell 2 (markdown) holds a solution marker (# BEGIN SOLUTION) in its "
+                   f"attachments; {FIX}"),
+    ("markdown metadata", f"cell 2 (markdown) holds a solution marker (# BEGIN SOLUTION) in "
+                          f"its metadata; {FIX}"),
+    ("code tags", "the student's notebook would hold a solution marker (BEGIN SOLUTION), from "
+                  f"cell 3 (code), its metadata; {LATER}"),
+    ("kernelspec", "the student's notebook would hold a solution marker (BEGIN SOLUTION), "
+                   f"from the notebook's metadata; {LATER}"),
+    ("solution line alone", "the student's notebook would hold a line of the solution "
+                            f"(return np.maximum(x, 0.0)), from cell 2 (markdown), its "
+                            f"source; {LATER}"),
+])
+def test_assign_refuses_a_solution_outside_the_code_it_stubs(tmp_path, place, message):
+    """`grade assign` stubs code cells only: a marked answer in a text cell went to students
+    verbatim, and so did what the student's notebook keeps of metadata (tags, kernelspec)."""
+    path = _master_with(tmp_path, place)
+    code, out, err = run("assign", str(path), "--out", str(tmp_path / "out"))
+    assert (code, out) == (1, "")
+    assert err == f"grade: error: {path}: {message}\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_masters_outputs_never_reach_the_student(tmp_path):
+    """A code cell's outputs (what the solution printed) are dropped with the execution
+    counts, as they were before the scan: refusing them would ask the instructor to clear a
+    notebook that `grade assign` clears anyway."""
+    path = _master_with(tmp_path, "outputs")
+    code, _, err = run("assign", str(path), "--out", str(tmp_path / "out"))
+    assert (code, err) == (0, "")
+    text = (tmp_path / "out" / "exercises" / "relu_unit.ipynb").read_text()
+    assert "BEGIN SOLUTION" not in text and "np.maximum(x, 0.0)" not in text
+    assert all(c.get("outputs", []) == [] and c.get("execution_count") is None
+               for c in json.loads(text)["cells"])

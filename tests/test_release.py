@@ -13,6 +13,8 @@ planted in a release: it can fail. `check()` works from a release alone.
 
 from __future__ import annotations
 
+import base64
+import dataclasses
 import io
 import json
 import re
@@ -33,6 +35,7 @@ from grader.model import Assignment, Visibility
 from tests import leakscan
 
 NAMES = sorted(registry.assignments())
+MARKERS = ("BEGIN SOLUTION", "END SOLUTION")
 
 
 def _arrays(value: object) -> Iterator[np.ndarray]:
@@ -104,8 +107,9 @@ def secrets(assignment: Assignment) -> tuple[list[str], list[str], list[str]]:
     given: set[str] = set()
     for path in layout.exercises.glob(f"{assignment.name}*"):
         text = path.read_text()
-        if path.suffix == ".ipynb":
-            text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"])
+        if path.suffix == ".ipynb":  # code cells: a solution line in a text cell is a leak
+            text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"]
+                             if c["cell_type"] == "code")
         given |= {line.strip() for line in text.splitlines()}
     lines = set()
     for line in layout.solution(assignment.name).read_text().splitlines():
@@ -125,9 +129,12 @@ def releases(tmp_path_factory) -> dict[str, Path]:
 
 
 def scan(folder: Path, assignment: Assignment) -> leakscan.Scan:
+    """The deep scan of a released folder: every byte of every file, every string of a
+    notebook (any cell, attachment, output, metadata), every member of the check data."""
     needles, lines, texts = secrets(assignment)
     assert needles and lines and texts  # there is something to find
-    return leakscan.main(needles, lines, top=str(folder), texts=texts)
+    return leakscan.main(needles, lines, top=str(folder), texts=texts, markers=MARKERS,
+                         deep=True)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -182,6 +189,55 @@ def test_the_scan_finds_each_planted_secret(releases, tmp_path):
                                     ("line", str(planted / "with_solution.ipynb")),
                                     ("text", str(planted / "numpy.txt")),
                                     ("text", str(planted / "printed.md"))])
+
+
+def test_the_deep_scan_reads_every_cell_and_every_byte(releases, tmp_path):
+    """What the release scan of a folder reads beyond code cells and text files: a text
+    cell, an attachment (base64), cell and notebook metadata, an output, a comment in a
+    module, a file of any suffix, and a text array inside an npz (UTF-32). A plain scan, as
+    tests/test_leaks.py runs, misses most of them: the deep one is needed."""
+    needles, lines, texts = secrets(registry.get(PE))
+    line = lines[0]
+    answer = f"# BEGIN SOLUTION\n{line}\n# END SOLUTION\n"
+    stub = json.loads((releases[PE] / f"{PE}.ipynb").read_text())
+    places = {
+        "markdown": lambda nb: nb["cells"].append(
+            {"cell_type": "markdown", "metadata": {}, "source": f"```\n{line}\n```"}),
+        "attachment": lambda nb: nb["cells"].append(
+            {"cell_type": "markdown", "metadata": {}, "source": "![a](attachment:a.txt)",
+             "attachments": {"a.txt": {"text/plain": base64.b64encode(answer.encode())
+                                       .decode()}}}),
+        "cell-metadata": lambda nb: nb["cells"][0]["metadata"].update(answer=answer),
+        "notebook-metadata": lambda nb: nb["metadata"].update(answer=answer),
+        "outputs": lambda nb: nb["cells"].append(
+            {"cell_type": "code", "metadata": {}, "execution_count": 1, "source": "",
+             "outputs": [{"output_type": "display_data", "metadata": {},
+                          "data": {"text/markdown": answer}}]}),
+    }
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    for name, plant in places.items():
+        notebook = json.loads(json.dumps(stub))
+        plant(notebook)
+        (planted / f"{name}.ipynb").write_text(json.dumps(notebook, indent=1))
+    (planted / "commented.py").write_text(f"def f():\n    # {line}\n    raise "
+                                          "NotImplementedError\n")
+    (planted / "notes.bin").write_bytes(answer.encode())
+    np.savez_compressed(planted / "meta.npz", note=np.array(answer))
+    deep = leakscan.main(needles, lines, top=str(planted), texts=texts, markers=MARKERS,
+                         deep=True).found
+    expected = {("line", str(planted / f"{name}.ipynb")) for name in places}
+    expected |= {("marker", str(planted / f"{name}.ipynb")) for name in places
+                 if name != "markdown"}
+    expected |= {("line", str(planted / "commented.py")), ("line", str(planted / "notes.bin")),
+                 ("marker", str(planted / "notes.bin")),
+                 ("line", str(planted / "meta.npz") + ":note.npy"),
+                 ("marker", str(planted / "meta.npz") + ":note.npy")}
+    assert set(deep) == expected
+    plain = leakscan.main(needles, lines, top=str(planted), texts=texts, markers=MARKERS).found
+    assert set(plain) == {("line", str(planted / "markdown.ipynb"))} | {
+        ("marker", str(planted / f"{name}.ipynb"))  # in the JSON as written, unescaped
+        for name in ("cell-metadata", "notebook-metadata", "outputs")}
 
 
 def test_a_master_or_a_solution_is_never_released(tmp_path, monkeypatch):
@@ -343,3 +399,103 @@ def test_a_malformed_notebook_is_named_not_a_traceback(tmp_path, monkeypatch, ce
                        r"\(.*\); run `grade assign` or re-save it from Jupyter"):
         _release_of(tmp_path, monkeypatch,
                     f'{{"cells": {cells}, "metadata": {{}}, "nbformat": 4, "nbformat_minor": 5}}')
+
+
+ANSWER_LINE = "angles = positions * frequencies[np.newaxis, :]"  # positional_encoding's solution
+ANSWER = f"# BEGIN SOLUTION\n{ANSWER_LINE}\n# END SOLUTION\n"
+FIX = (r"remove it: students get no solution in any cell, attachment, output or metadata "
+       r"\(release the stubs that `grade assign` writes\)")
+
+
+def _hide(notebook: dict, place: str) -> str:
+    """Put the answer (its markers and solution line) into one place of a stub notebook; the
+    place as release names it."""
+    cells = notebook["cells"]
+    text = {"cell_type": "markdown", "metadata": {}, "source": "## Notes\n"}
+    if place in ("markdown", "raw", "solution line alone"):
+        source = ANSWER if place != "solution line alone" else f"```python\n{ANSWER_LINE}\n```\n"
+        cells.append({"cell_type": "raw" if place == "raw" else "markdown", "metadata": {},
+                      "source": source})
+        return rf"cell {len(cells)} \({'raw' if place == 'raw' else 'markdown'}\), its source"
+    if place == "attachment":  # as Jupyter stores a file dropped into a markdown cell
+        encoded = base64.b64encode(ANSWER.encode()).decode()
+        cells.append(dict(text, source="![answer](attachment:answer.txt)",
+                          attachments={"answer.txt": {"text/plain": encoded}}))
+        return rf"cell {len(cells)} \(markdown\), its attachments"
+    if place == "cell metadata":
+        cells.append(dict(text, metadata={"answer": ANSWER}))
+        return rf"cell {len(cells)} \(markdown\), its metadata"
+    assert place == "notebook metadata"
+    notebook["metadata"]["answer"] = ANSWER
+    return r"the notebook's metadata"
+
+
+@pytest.mark.parametrize("place", ["markdown", "raw", "attachment", "cell metadata",
+                                   "notebook metadata", "solution line alone"])
+def test_release_refuses_a_solution_in_any_cell_or_metadata(tmp_path, monkeypatch, place):
+    """Release read code cells only: a master's answer between the markers in a text cell, an
+    attachment or metadata went out verbatim, and `grade release` exited 0."""
+    notebook = json.loads((Layout.current().exercises / f"{PE}.ipynb").read_text())
+    where = _hide(notebook, place)
+    what = (r"a line of the solution \(angles = positions \* frequencies\[np\.newaxis, :\]\)"
+            if place == "solution line alone" else r"a solution marker \(BEGIN SOLUTION\)")
+    message = rf"positional_encoding\.ipynb: {where}, holds {what}; {FIX}"
+    with pytest.raises(SpecError, match=message):
+        _release_of(tmp_path, monkeypatch, notebook)
+    assert not (tmp_path / "out").exists()
+    out, err = io.StringIO(), io.StringIO()  # the command says the same, exit code 1
+    status = cli.run(["release", PE, "--out", str(tmp_path / "cli")], out, err)
+    assert (status, out.getvalue()) == (1, "")
+    assert re.match(rf"grade: error: .*{message}", err.getvalue())
+    assert "Traceback" not in err.getvalue() and not (tmp_path / "cli").exists()
+
+
+def test_a_solution_in_a_stub_modules_comment_is_refused(tmp_path, monkeypatch):
+    """Every byte of the .py stub is read, comments and strings too, not only its code."""
+    module = Layout.current().module(PE).read_text()
+    stub = 'raise NotImplementedError("sinusoidal_encoding")'
+    stubbed = module.replace(stub, f"# {ANSWER_LINE}\n    {stub}")
+    assert stubbed != module
+    line = stubbed.splitlines().index(f"    # {ANSWER_LINE}") + 1
+    notebook = json.loads((Layout.current().exercises / f"{PE}.ipynb").read_text())
+    with pytest.raises(SpecError, match=rf"positional_encoding\.py: line {line}, holds a line "
+                       rf"of the solution \(angles = positions"):
+        _release_of(tmp_path, monkeypatch, notebook, module=stubbed)
+
+
+def test_the_check_data_is_scanned_before_it_is_written(tmp_path, monkeypatch):
+    """The .check.npz is written by release too: a public case's note that quotes the answer
+    is found in its members (text arrays are UTF-32 there, not ASCII)."""
+    assignment = registry.get(PE)
+    exercise = assignment.exercises[0]
+    cases = tuple(dataclasses.replace(case, note=ANSWER)
+                  if case.visibility is Visibility.PUBLIC else case for case in exercise.cases)
+    noted = dataclasses.replace(assignment, exercises=(
+        dataclasses.replace(exercise, cases=cases), *assignment.exercises[1:]))
+    project = Layout.current()
+    exercises = _course(tmp_path, monkeypatch, PE)
+    for stub in (project.module(PE), project.exercises / f"{PE}.ipynb"):
+        (exercises / stub.name).write_bytes(stub.read_bytes())
+    with pytest.raises(SpecError, match=r"positional_encoding\.check\.npz: member "
+                       r"__meta__\.npy, holds a solution marker \(BEGIN SOLUTION\); remove it "
+                       r"from the declaration's public cases"):
+        release.release(noted, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_outputs_of_a_stub_notebook_are_not_released(tmp_path, monkeypatch):
+    """Outputs and execution counts are cleared before the scan and the write (as they were
+    before the scan existed): a solution's printed results stay on the instructor's machine."""
+    notebook = json.loads((Layout.current().exercises / f"{PE}.ipynb").read_text())
+    code = next(cell for cell in notebook["cells"] if cell["cell_type"] == "code")
+    code["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ANSWER},
+                       {"output_type": "display_data", "metadata": {},
+                        "data": {"text/plain": ANSWER, "image/png": base64.b64encode(
+                            ANSWER.encode()).decode()}}]
+    code["execution_count"] = 7
+    written = _release_of(tmp_path, monkeypatch, notebook)
+    text = (tmp_path / "out" / f"{PE}.ipynb").read_text()
+    assert tmp_path / "out" / f"{PE}.ipynb" in written
+    assert "BEGIN SOLUTION" not in text and ANSWER_LINE not in text
+    assert all(c.get("outputs", []) == [] and c.get("execution_count") is None
+               for c in json.loads(text)["cells"])

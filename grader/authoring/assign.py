@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from grader import references, registry
-from grader.authoring import calls, files, master, skeleton
+from grader.authoring import calls, files, leaks, master, skeleton
 from grader.authoring.layout import Layout
 from grader.errors import SpecError
 
@@ -32,17 +33,34 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+def _refuse_leaks(found: master.Master, notebook_text: str, module: str,
+                  notebook: dict[str, Any], solution: str) -> None:
+    """SpecError naming the master's cell when what students get would hold a solution
+    marker or a line of the solution (kept metadata, a solution line in a text cell, a marker
+    in a code cell's string): `grade release` would refuse it later."""
+    secret = leaks.solution_lines(solution, [module, *files.code_sources(notebook)])
+    for kind, text in (("notebook", notebook_text), ("module", module)):
+        hit = leaks.find(f"student.{'ipynb' if kind == 'notebook' else 'py'}",
+                         text.encode("utf-8"), secret, first=found.dropped + 1)
+        if hit:
+            raise SpecError(f"{found.path}: the student's {kind} would hold {hit.what}, from "
+                            f"{hit.where}; remove it from the master: a solution goes "
+                            "between the markers, inside a function of a code cell")
+
+
 def assign(path: Path, out: Path) -> list[Written]:
     """Build every file of the master's assignment under `out`; what was written, in order."""
     found = master.read(path)
     layout = Layout(out)
     name = found.assignment
+    notebook = files.student_notebook(found)
+    planned = ((layout.notebooks(name)[0], files.notebook_text(notebook),
+                "the student's notebook"),
+               (layout.module(name), files.student_module(found), "the student's module"),
+               (layout.solution(name), files.solution_module(found), "the solution module"))
+    _refuse_leaks(found, planned[0][1], planned[1][1], notebook, planned[2][1])
     written = []
-    for target, text, what in (
-            (layout.notebooks(name)[0], files.notebook_text(files.student_notebook(found)),
-             "the student's notebook"),
-            (layout.module(name), files.student_module(found), "the student's module"),
-            (layout.solution(name), files.solution_module(found), "the solution module")):
+    for target, text, what in planned:
         _write(target, text)
         written.append(Written(target, what))
     declaration = layout.declaration(name)

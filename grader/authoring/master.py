@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import loading
+from grader.authoring import leaks
 from grader.errors import SpecError
 
 if sys.version_info >= (3, 11):
@@ -66,6 +67,8 @@ class Master:
     """What students write, in the config's order."""
     notebook: Mapping[str, Any]
     """The notebook as JSON, without its config cell."""
+    dropped: int = 0
+    """Cells dropped before `notebook`'s (the config cell): its cell N is the file's N + this."""
 
     @property
     def code_cells(self) -> tuple[str, ...]:
@@ -100,6 +103,7 @@ def read(path: Path) -> Master:
             or not isinstance(notebook.get("cells"), list):
         raise _fail(path, "is not an nbformat 4 notebook", "re-save it from Jupyter")
     cells = list(notebook["cells"])
+    _check_text_cells(path, cells)
     config: Mapping[str, Any] | None = None
     if cells and _source(cells[0]).lstrip().startswith(CONFIG):
         try:
@@ -117,9 +121,22 @@ def read(path: Path) -> Master:
         raise _fail(path, f"the assignment name {name!r} is not a lowercase identifier",
                     "write assignment = \"my_unit\" (letters, digits and _)")
     graded = _graded(path, config["exercises"])
-    master = Master(path, name, str(title or name), graded, {**notebook, "cells": cells})
+    master = Master(path, name, str(title or name), graded, {**notebook, "cells": cells},
+                    len(notebook["cells"]) - len(cells))
     _check_regions(master)
     return master
+
+
+def _check_text_cells(path: Path, cells: list[Any]) -> None:
+    """A solution marker in a markdown or raw cell (source, attachments or metadata) would go
+    to students verbatim: only code cells are stubbed."""
+    for number, cell in enumerate(cells, start=1):
+        if isinstance(cell, dict) and cell.get("cell_type") != "code":
+            key = leaks.marked(cell)
+            if key:
+                raise _fail(path, f"cell {number} ({cell.get('cell_type')}) holds a solution "
+                            f"marker ({BEGIN}) in its {key}",
+                            "move the solution into a code cell, or remove the markers")
 
 
 def _graded(path: Path, table: object) -> tuple[Graded, ...]:

@@ -2,10 +2,13 @@
 
 An allow-list: the stub notebooks (outputs cleared), the stub module, and
 `<assignment>.check.npz`, the public cases and their expected outputs for `check()`
-(`grader.released`). Before anything is written, every file is checked to be a stub, twice:
-- read: no solution marker, and every exercise a student writes (wherever it is defined)
-  raises NotImplementedError; IPython syntax is read as the grader reads it, and a notebook
-  through nbformat (an older format upgraded, a malformed one refused);
+(`grader.released`). Before anything is written, every file is checked, three times:
+- scanned: every byte it will be written with holds no solution marker and no line of the
+  solution module that the stubs' code does not hold, in any cell of any type, attachment,
+  output or metadata, or in the check data (`leaks`);
+- read: every exercise a student writes (wherever it is defined) raises NotImplementedError;
+  IPython syntax is read as the grader reads it, and a notebook through nbformat (an older
+  format upgraded, a malformed one refused);
 - run: each file as it will be released is graded in the sandbox on the public cases, as a
   student's submission would be, and no exercise a student writes may pass a check. This
   catches what reading cannot: a solution inside a cell magic (`%%capture`), an `exec`, a
@@ -22,16 +25,19 @@ from pathlib import Path
 from typing import Any
 
 from grader import references, released
+from grader.authoring import leaks
 from grader.authoring.files import code_sources, notebook_python, notebook_text
 from grader.authoring.layout import Layout
-from grader.authoring.master import BEGIN, END
 from grader.errors import SpecError, UsageError
 from grader.model import Assignment
+
+FIX = ("remove it: students get no solution in any cell, attachment, output or metadata "
+       "(release the stubs that `grade assign` writes)")
 
 
 def _cleared(notebook: dict[str, Any]) -> dict[str, Any]:
     """A notebook with no outputs and no execution counts: what ran on the instructor's
-    machine (printed hidden values, say) stays there."""
+    machine (printed hidden values, a solution's results) stays there."""
     for cell in notebook.get("cells", []):
         if cell.get("cell_type") == "code":
             cell["outputs"] = []
@@ -66,14 +72,10 @@ def _written(assignment: Assignment) -> set[str]:
 
 def _refuse_solutions(path: Path, text: str, notebook: dict[str, Any] | None,
                       assignment: Assignment) -> None:
-    """SpecError when a stub file (a module's `text`, or a `notebook`) holds a solution
-    marker, or defines an exercise that students write, anywhere, without a
-    `raise NotImplementedError` in it, or holds code that cannot be checked for either (what
-    is not Python once IPython's syntax is read as the grader reads it)."""
-    raw = text if notebook is None else "\n".join(code_sources(notebook))
-    if BEGIN in raw or END in raw:
-        raise SpecError(f"{path}: holds a solution marker ({BEGIN}); release the stubs that "
-                        "`grade assign` writes, not the master")
+    """SpecError when a stub file (a module's `text`, or a `notebook`) defines an exercise
+    that students write, anywhere, without a `raise NotImplementedError` in it, or holds code
+    that cannot be checked for it (what is not Python once IPython's syntax is read as the
+    grader reads it)."""
     try:
         tree = ast.parse(text if notebook is None else notebook_python(notebook))
     except SyntaxError as exc:
@@ -117,7 +119,7 @@ def release(assignment: Assignment, out: Path, layout: Layout | None = None) -> 
     layout = layout or Layout.current()
     parts = tuple(e.notebook for e in assignment.exercises if e.notebook)
     stored = references.ready(assignment, public_only=True)  # stale or missing: stop here
-    planned: list[tuple[Path, str]] = []
+    read: list[tuple[Path, str, dict[str, Any] | None]] = []
     for source in (layout.module(assignment.name), *layout.notebooks(assignment.name, parts)):
         try:
             text = source.read_text(encoding="utf-8")
@@ -125,9 +127,16 @@ def release(assignment: Assignment, out: Path, layout: Layout | None = None) -> 
             raise SpecError(f"{source}: cannot be read ({exc.strerror}); run `grade assign` "
                             "or write the stubs") from None
         notebook = _read_notebook(source, text) if source.suffix == ".ipynb" else None
-        _refuse_solutions(source, text, notebook, assignment)
+        read.append((source, text, notebook))
+    secret = _solution_lines(assignment, layout, [
+        part for _, text, notebook in read
+        for part in ([text] if notebook is None else code_sources(notebook))])
+    planned: list[tuple[Path, str]] = []
+    for source, text, notebook in read:
         if notebook is not None:
             text = notebook_text(_cleared(notebook))
+        leaks.refuse(source, text.encode("utf-8"), secret, FIX)  # the bytes to be written
+        _refuse_solutions(source, text, notebook, assignment)
         planned.append((source, text))
     data = out / f"{assignment.name}{released.SUFFIX}"
     ours = {source.name for source, _ in planned} | {data.name}
@@ -137,10 +146,29 @@ def release(assignment: Assignment, out: Path, layout: Layout | None = None) -> 
         raise UsageError(f"{out}: holds other files ({', '.join(others[:3])}); release into "
                          "a new or empty folder")
     _refuse_working_stubs(planned, assignment, stored)
+    with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
+        staged = Path(scratch) / data.name
+        released.write(staged, assignment, stored)
+        check_data = staged.read_bytes()
+    leaks.refuse(data, check_data, secret, "remove it from the declaration's public cases")
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for source, text in planned:
         written.append(out / source.name)
         written[-1].write_text(text, encoding="utf-8")
-    released.write(data, assignment, stored)
+    data.write_bytes(check_data)
     return [*written, data]
+
+
+def _solution_lines(assignment: Assignment, layout: Layout,
+                    stubs: list[str]) -> frozenset[str]:
+    """The lines of the solution module that no file may hold: those the `stubs` (their code)
+    do not give students."""
+    solution = layout.solution(assignment.name)
+    try:
+        text = solution.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(f"{solution}: cannot be read ({exc.strerror}); release looks for "
+                        "every line of the solution in what it writes: run `grade assign`, "
+                        f"or set {references.ENV_SOLUTIONS}") from None
+    return leaks.solution_lines(text, stubs)
