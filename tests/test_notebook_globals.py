@@ -217,3 +217,26 @@ def test_many_definitions_after_many_globals_take_linear_time(make_submission):
     started = time.monotonic()
     assert notebook_globals.globals_read(submission, ["f"]) == {"f": {"g7": (1.0,)}}
     assert time.monotonic() - started < 2.0
+
+
+def test_a_notebook_of_hostile_expressions_is_graded(make_submission, default_recursion_limit):
+    softmax = CORRECT_SOFTMAX.replace("e_x.sum()", "e_x.sum() + 0 * (" + "+".join(["1"] * 200)
+                                      + ")")
+    cells = [softmax,
+             "class Loop:\n  def __repr__(self):\n    return repr(self)\nloop = Loop()\nloop",
+             "raise ValueError(Loop())",
+             "N = " + "+".join(["1"] * 990) + "\nM = " + "-" * 990 + "1",
+             "BIG = 1" + "0" * 400 + "\nD = int(1e999)"]
+    result = grading.grade(make_submission(cells, name="eve_udl_attention"),
+                           registry.get("udl_attention"), OPTIONS)
+    assert (result.status, result.error, result.score) == (Status.GRADED, None, 1.0)
+    softmax_result = result.exercises[0]
+    assert (softmax_result.status, softmax_result.score) == (Status.PASSED, 1.0)
+    assert softmax_result.fingerprint is None  # too deep to normalise: advice lost, not points
+    # Each hostile cell is its own error, data in the result; the repr that recurses is shown
+    # as nothing, not as an error.
+    assert [(c.number, c.message.split(";")[0]) for c in result.problem_cells] == [
+        (3, "line 1: ValueError: <its message cannot be shown: its __str__ or __repr__ raised>"),
+        (4, "line 1: RecursionError: maximum recursion depth exceeded while traversing 'expr' "
+            "node"),
+        (5, "line 2: OverflowError: cannot convert float infinity to integer")]
