@@ -273,12 +273,16 @@ def _provided(name: str, results: Any) -> bool:
 
 
 def attempted(exercise: Mapping[str, Any] | None) -> bool:
-    """Whether a stored exercise result is the student's own code: defined, and never
-    diagnosed as the untouched stub."""
+    """Whether a stored exercise result is the student's own code: defined, and either
+    earning points or failing some check otherwise than the untouched stub does. A lookup
+    table that answers one case and returns the stub's zeros elsewhere is written (#21)."""
     if exercise is None or exercise["status"] == "missing":
         return False
-    return not any((c.get("diagnosis") or {}).get("id") == UNATTEMPTED
-                   for c in exercise["checks"])
+    if float(exercise["score"]) > 0:
+        return True
+    failed = [c for c in exercise["checks"] if not c["passed"]]
+    return not failed or any((c.get("diagnosis") or {}).get("id") != UNATTEMPTED
+                             for c in failed)
 
 
 def _exercise(name: str, graded: Mapping[str, Stored]) -> ExerciseStats:

@@ -21,6 +21,10 @@ from grader.notebook_globals import top_level
 
 _BUILTINS = frozenset(dir(builtins))
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+DEEPEST = 100
+"""A definition nested deeper than this (a sum of hundreds of terms, say) gets no fingerprint:
+normalising and dumping it take about three frames a level, and the grader's stack is not the
+student's to spend. Code people write is a few dozen levels deep."""
 
 
 class _Normalise(ast.NodeTransformer):
@@ -83,9 +87,22 @@ class _Normalise(ast.NodeTransformer):
         return node
 
 
-def of(definition: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> Fingerprint:
+def _depth(tree: ast.AST) -> int:
+    """How many levels deep the tree is, counted without recursion."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def of(definition: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+       ) -> Fingerprint | None:
     """The fingerprint of one definition, normalised in place: pass a tree of your own (a
-    copy would cost more than the whole rest of it)."""
+    copy would cost more than the whole rest of it). None when it is deeper than `DEEPEST`."""
+    if _depth(definition) > DEEPEST:
+        return None
     tree = _Normalise().visit(definition)
     dumped = ast.dump(tree, annotate_fields=False, include_attributes=False)
     return Fingerprint(hashlib.sha256(dumped.encode()).hexdigest()[:32],
@@ -105,6 +122,6 @@ def fingerprints(submission: Submission, names: Iterable[str]) -> dict[str, Fing
     for name, definition in last.items():
         try:
             found[name] = of(definition)
-        except RecursionError:  # a function nested deeper than the interpreter can walk
-            found[name] = None
+        except (RecursionError, MemoryError):  # the caller's stack was deep already: advice
+            found[name] = None  # is lost, never the grade
     return found

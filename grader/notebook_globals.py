@@ -5,12 +5,17 @@ them inside functions that should take sizes from their inputs: the function the
 notebook's example and fails every other size. This module finds such reads without running
 anything: a numeric global is one that top-level statements bind to arithmetic of numbers and
 other numeric globals, evaluated here by a small interpreter of constants and operators.
+
+Student code is hostile, and these reads are advice: whatever a notebook holds (a sum of a
+thousand terms, `10**10**10`, `int(1e999)`), an expression is evaluated within a budget of
+depth and size or left unknown, and nothing here raises (issue #21).
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import math
 import operator
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -23,29 +28,44 @@ _BINARY: Mapping[type, Any] = {
 }
 _CASTS: Mapping[str, Any] = {"int": int, "float": float, "round": round}
 _LARGEST = 1 << 20  # sizes of a notebook's example; anything larger is not a size
+_DEEPEST = 50
+"""Operators nested deeper than this are no size a notebook sets; following them would cost
+frames of the grader's own stack, which a sum of 990 terms used to exhaust."""
 
 
-def _value(node: ast.expr, known: Mapping[str, float]) -> float | None:
+def _number(value: object) -> float | None:
+    """`value` as a finite float, or None (an int too large for a float, inf, nan)."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (OverflowError, ValueError, TypeError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _value(node: ast.expr, known: Mapping[str, float], depth: int = 0) -> float | None:
     """The number an expression of constants, known globals, + - * / // % and int(), float()
-    or round() of those stands for."""
+    or round() of those stands for; None past `_DEEPEST` or when it is no finite number."""
+    if depth > _DEEPEST:
+        return None
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return float(node.value)  # type: ignore[arg-type]
+        return _number(node.value)
     if isinstance(node, ast.Name):
         return known.get(node.id)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _value(node.operand, known)
+        inner = _value(node.operand, known, depth + 1)
         return None if inner is None else -inner
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id in _CASTS and len(node.args) == 1 and not node.keywords):
-        inner = _value(node.args[0], known)  # the book writes H_D = int(D/H)
-        return None if inner is None else float(_CASTS[node.func.id](inner))
+        inner = _value(node.args[0], known, depth + 1)  # the book writes H_D = int(D/H)
+        return None if inner is None else _number(_CASTS[node.func.id](inner))
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        left, right = _value(node.left, known), _value(node.right, known)
+        left = _value(node.left, known, depth + 1)
+        right = None if left is None else _value(node.right, known, depth + 1)
         if left is None or right is None or abs(left) > _LARGEST or abs(right) > _LARGEST:
             return None
         try:
-            return _BINARY[type(node.op)](left, right)
-        except ZeroDivisionError:
+            return _number(_BINARY[type(node.op)](left, right))
+        except ArithmeticError:  # a division by zero
             return None
     return None
 
@@ -80,8 +100,8 @@ def top_level(submission: Submission) -> list[ast.stmt]:
             continue
         try:
             statements += ast.parse(cell.source).body
-        except (SyntaxError, ValueError, RecursionError):
-            continue
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue  # parsed at a deeper stack than loading's, a long cell may not be
     return statements
 
 
@@ -135,11 +155,18 @@ def globals_read(submission: Submission, functions: Iterable[str]
     (`N = 3` for 12_1's example, `N = 6` later for 12_2's). Empty for a function that is not
     defined. The notebook is parsed once for all of them."""
     wanted = set(functions)
+    statements = top_level(submission)
+    last = {statement.name: i for i, statement in enumerate(statements)
+            if isinstance(statement, ast.FunctionDef) and statement.name in wanted}
+    # Only the last definition's globals are copied: a copy at every one would be quadratic
+    # in a notebook that defines the function thousands of times after thousands of globals.
+    at = {i: name for name, i in last.items()}
     known: dict[str, float] = {}
     defined: dict[str, tuple[ast.FunctionDef, dict[str, float]]] = {}
-    for statement in top_level(submission):
-        if isinstance(statement, ast.FunctionDef) and statement.name in wanted:
-            defined[statement.name] = (statement, dict(known))
+    for i, statement in enumerate(statements):
+        if i in at:
+            assert isinstance(statement, ast.FunctionDef)
+            defined[at[i]] = (statement, dict(known))
         _step(statement, known)
     found: dict[str, dict[str, tuple[float, ...]]] = {name: {} for name in wanted}
     for function, (node, then) in defined.items():

@@ -10,16 +10,20 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 from selenium.webdriver.common.by import By
 
-from grader import classreport, cli
+from grader import classreport, cli, grading, references, registry
 from grader.gradebook import FILENAME, Gradebook, Row
 from grader.report import classpage
+from grader.report import json as json_report
+from grader.sandbox.limits import Limits
 from tests import test_browser
 from tests.conftest import ARTIFACTS, ROOT
 
 browser = test_browser.browser  # the fixture: headless Chromium, a failure in CI when missing
+FAST = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
 
 # --------------------------------------------------------------------------- a generated class
 #
@@ -417,3 +421,57 @@ def test_hostile_names_and_messages_stay_text(tmp_path):
     page, markdown = classpage.html(report), classpage.markdown(report)
     assert "<script>" not in page and "<img" not in page and "&lt;img" in page
     assert "\\| \\# heading" in markdown and "\n# heading" not in markdown
+
+
+# --------------------------------------------------------------------------- lookup tables (#21)
+
+SCALED = "scaled_dot_product_self_attention"
+
+
+def _lookup_table(case_name: str) -> str:
+    """A module whose scaled attention looks up the reference answer of one case by the bytes
+    of its X (as a student who saw that case's inputs printed could), and else returns zeros,
+    as the notebook's stub does."""
+    exercise = registry.get("udl_attention").exercise(SCALED)
+    inputs = exercise.case(case_name).inputs()
+    answer = getattr(references.load_solution("udl_attention"), SCALED)(*inputs)
+    key = np.asarray(inputs[0], dtype=float).tobytes().hex()
+    return ("import numpy as np\n"
+            f"TABLE = {{bytes.fromhex({key!r}): np.array({np.asarray(answer).tolist()!r})}}\n")
+
+
+def test_a_lookup_table_that_earns_points_is_counted_as_written(tmp_path):
+    table = _lookup_table("five-tokens")
+    key = "np.asarray(X, dtype=float).tobytes()"
+    files = {
+        "lou": table + f"def {SCALED}({HEAD_ARGS}):\n"
+                       f"    return TABLE.get({key}, np.zeros_like(X))\n",
+        # Not a `def` at top level: a lambda behind a dispatch dictionary. No fingerprint.
+        "max": table + f"DISPATCH = {{'table': lambda X, *rest: TABLE.get({key}, "
+                       "np.zeros_like(X))}\n"
+                       f"{SCALED} = DISPATCH['table']\n",
+        "ned": (ROOT / "exercises" / "udl_attention.py").read_text(),  # the stub
+        "ora": (ROOT / "solutions" / "udl_attention.py").read_text(),
+    }
+    recorded = []
+    for student, source in files.items():
+        path = tmp_path / f"{student}.py"
+        path.write_text(source)
+        result = grading.grade(path, registry.get("udl_attention"), FAST)
+        recorded.append((Row(student, "udl_attention", path.name, result.sha256 or "",
+                             result.status.value, result.score, result.max_score, "now"),
+                         json.loads(json_report.render(result))))
+    stored = {row.student: result for row, result in recorded}
+    for student in ("lou", "max"):  # what the report used to read as the stub
+        scaled = next(e for e in stored[student]["exercises"] if e["name"] == SCALED)
+        assert scaled["score"] > 0, student
+        assert {c["diagnosis"]["id"] for c in scaled["checks"] if c["diagnosis"]} == \
+            {"unattempted"}, student
+    report = classreport.build("udl_attention", recorded)
+    exercise = next(e for e in report.exercises if e.name == SCALED)
+    assert (exercise.graded, exercise.attempted, exercise.unattempted) == (4, 3, 1)
+    cases = {c.case: c for c in report.cases if c.exercise == SCALED}
+    assert (cases["five-tokens"].attempted, cases["five-tokens"].passed) == (3, 3)
+    assert (cases["wide"].attempted, cases["wide"].passed) == (3, 1)
+    softmax = next(e for e in report.exercises if e.name == "softmax")
+    assert (softmax.attempted, softmax.unattempted) == (1, 3)  # the stub's, or not defined

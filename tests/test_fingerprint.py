@@ -86,3 +86,22 @@ def test_grading_stores_the_fingerprint_of_each_exercise_in_the_json_result():
     assert set(prints) == {e.name for e in registry.get("udl_attention").exercises}
     assert all(len(p["digest"]) == 32 and p["nodes"] > 20 for p in prints.values())
     assert prints["self_attention"] != prints["scaled_dot_product_self_attention"]
+
+
+def _at_depth(frames: int, call):
+    """call() from `frames` frames further down the stack, as a deep caller (Dask) has it."""
+    return call() if frames <= 0 else _at_depth(frames - 1, call)
+
+
+def test_a_definition_too_deep_to_normalise_has_no_fingerprint_whatever_the_stack(
+        make_submission):
+    # 150 levels: about 450 frames to normalise, which one caller has and another not.
+    deep = "def f(X, w):\n    return X + " + "-" * 150 + "w\n"
+    source = deep + ORIGINAL.replace("def f(", "def g(")
+    submission = loading.load(make_submission(source))
+    shallow = fingerprint.fingerprints(submission, ["f", "g"])
+    assert _at_depth(600, lambda: fingerprint.fingerprints(submission, ["f", "g"])) == shallow
+    assert shallow["f"] is None
+    assert shallow["g"] == printed(make_submission, ORIGINAL, name="bob")["f"]
+    just_under = "def f(X):\n    return " + "-" * (fingerprint.DEEPEST - 5) + "X\n"
+    assert printed(make_submission, just_under, name="carol")["f"] is not None

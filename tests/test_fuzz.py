@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import math
+import sys
+import time
 import tokenize
 
 # Importing IPython raises the recursion limit; do it before hypothesis watches the limit.
 import IPython.core.inputtransformer2  # noqa: F401
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from grader import grading, loading, registry
+from grader import fingerprint, grading, loading, notebook_globals, registry
 from grader.errors import SubmissionError
 from grader.model import Status, Submission
 from grader.sandbox.limits import Limits
@@ -146,3 +149,86 @@ def test_grading_fuzzed_notebooks_gives_a_result(tmp_path_factory, document):
     assert result.duration_s < 30
     if result.status is Status.ERROR:
         assert result.error.startswith(f"{path}: ")
+
+
+# --------------------------------------------------------------------------- notebook globals (#21)
+
+def _repeat(text: str, joiner: str = "") -> st.SearchStrategy[str]:
+    return st.integers(1, 1500).map(lambda n: joiner.join([text] * n))
+
+
+leaf = st.one_of(
+    st.integers(-(10**400), 10**400).map(str),
+    st.floats(allow_nan=False).map(repr).map(lambda r: {"inf": "1e999", "-inf": "-1e999"}
+                                            .get(r, r)),
+    st.sampled_from(["N", "D", "H", "f", "np", '"a"', "[0]", "()", "None", "True", "X.shape"]),
+)
+BINARY = ["+", "-", "*", "/", "//", "%", "**", "@", "<<", "&", "=="]
+
+
+def _compound(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    return st.one_of(
+        st.tuples(inner, st.sampled_from(BINARY), inner).map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
+        st.tuples(st.sampled_from(["-", "+", "~", "not "]), inner).map("".join),
+        st.tuples(st.sampled_from(["int", "float", "round", "abs", "len", "range"]),
+                  st.lists(inner, max_size=2)).map(lambda t: f"{t[0]}({', '.join(t[1])})"),
+        st.lists(inner, max_size=3).map(lambda items: f"[{', '.join(items)}]"),
+        st.tuples(inner, inner).map(lambda t: f"({t[0]}, {t[1]})"),
+        inner.map(lambda x: f"(lambda q: q * {x})(1)"),
+    )
+
+
+expression = st.one_of(
+    st.recursive(leaf, _compound, max_leaves=12),
+    _repeat("1", "+"),                                      # long: the review's sum
+    _repeat("-").map(lambda s: s + "N"),                    # deep unary chains
+    st.integers(1, 180).map(lambda n: "int(" * n + "D" + ")" * n),  # deep calls
+    st.integers(1, 180).map(lambda n: "[" * n + "]" * n),   # deep displays
+    st.sampled_from(["10**10**10", '"a" * 10**10', "[0] * 10**10", "int(1e999)",
+                     "round(-1e999)", "float(1" + "0" * 400 + ")", "1 // 0", "D % (D - D)"]),
+)
+statement = st.one_of(
+    st.tuples(st.sampled_from(["N", "D", "H", "H_D"]), expression).map(" = ".join),
+    st.tuples(expression, expression).map(lambda t: f"N, D = {t[0]}, {t[1]}"),
+    expression.map(lambda x: f"D += {x}"),
+    expression.map(lambda x: f"def softmax(X):\n    return X * N * D + {x}"),
+    expression.map(lambda x: f"softmax = lambda X: X * {x}"),
+    st.sampled_from(["import numpy as np", "from math import *", "class N: pass"]),
+)
+
+
+def _frames_left(left: int, call):
+    """call() with only `left` of the interpreter's frames to spare: grading runs deep in a
+    stack (a CLI, a batch, a Dask thread), and the limit is 1,000 without IPython."""
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+
+    def down(n: int):
+        return call() if n <= 0 else down(n - 1)
+
+    return down(sys.getrecursionlimit() - depth - left)
+
+
+@settings(FUZZ, max_examples=100)
+@example(cells=["N = " + "+".join(["1"] * 990), "def softmax(X):\n    return X / N"])
+@example(cells=["N = " + "-" * 990 + "1\nD = int(1e999)\ndef softmax(X):\n    return X * D"])
+@given(cells=st.lists(st.lists(statement, min_size=1, max_size=4).map("\n".join),
+                      min_size=1, max_size=4))
+def test_notebook_globals_and_fingerprints_never_raise_and_finish_quickly(tmp_path, cells):
+    path = tmp_path / "fuzz.ipynb"
+    path.write_text(json.dumps(_code_cells(cells)))
+    submission = loading.load(path)
+    started = time.monotonic()
+
+    def analyse():
+        return (notebook_globals.globals_read(submission, ["softmax", "f"]),
+                notebook_globals.numeric_globals(submission),
+                fingerprint.fingerprints(submission, ["softmax", "f"]))
+
+    reads, numbers, prints = _frames_left(700, analyse)
+    assert time.monotonic() - started < 2.0
+    assert set(reads) == set(prints) == {"softmax", "f"}
+    assert all(math.isfinite(v) for v in numbers.values())
+    assert all(math.isfinite(v) for found in reads.values() for values in found.values()
+               for v in values)

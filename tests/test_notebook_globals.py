@@ -6,7 +6,13 @@ The multi-head answer below is how three of seven public student answers to the 
 
 from __future__ import annotations
 
+import sys
+import time
+
+import pytest
+
 from grader import grading, loading, notebook_globals, registry
+from grader.model import Status
 from grader.sandbox.limits import Limits
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
@@ -130,3 +136,107 @@ def test_scaling_by_the_notebooks_global_d_costs_the_case_where_d_differs(make_s
         "scaled_dot_product_self_attention reads the notebook's global D = 4, where "
         "X.shape[0] is 6")
     assert exercise.score < exercise.max_score
+
+
+# --------------------------------------------------------------------------- hostile globals (#21)
+
+CORRECT_SOFTMAX = '''import numpy as np
+
+def softmax(items_in):
+  e_x = np.exp(items_in - np.max(items_in))
+  return e_x / e_x.sum()
+'''
+
+
+@pytest.fixture
+def default_recursion_limit():
+    """Python's default limit of 1,000 frames, which a fresh `grade` has (importing IPython,
+    as some tests do, raises it to 3,000)."""
+    saved = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    yield
+    sys.setrecursionlimit(saved)
+
+
+def test_a_long_global_costs_nothing_and_the_softmax_keeps_its_points(
+        make_submission, default_recursion_limit):
+    # The review's notebook: 990 terms used to exhaust the frames in `_value`.
+    long_sum = "N = " + "+".join(["1"] * 990) + "\n"
+    path = make_submission([CORRECT_SOFTMAX, long_sum], name="eve_udl_attention")
+    result = grading.grade(path, registry.get("udl_attention"), OPTIONS)
+    assert (result.status, result.error) == (Status.GRADED, None)
+    softmax = result.exercises[0]
+    assert (softmax.name, softmax.status, softmax.score) == ("softmax", Status.PASSED, 1.0)
+    assert result.score == 1.0
+    # Compiling the sum needs more frames than the sandbox's interpreter has (Jupyter's has
+    # 3,000): that is the cell's own error, data in the result, and it costs no points.
+    assert [c.number for c in result.problem_cells] in ([], [2])
+
+
+HOSTILE = {
+    "long sum": "+".join(["1"] * 990),
+    "deep negation": "-" * 990 + "1",
+    "deep casts": "int(" * 150 + "2" + ")" * 150,
+    "huge literal": "1" + "0" * 400,
+    "float of a huge literal": "float(1" + "0" * 400 + ")",
+    "int of inf": "int(1e999)",
+    "round of minus inf": "round(-1e999)",
+    "inf itself": "1e999 - 1",
+    "power tower": "10**10**10",
+    "huge string": '"a" * 10**10',
+    "huge list": "[0] * 10**10",
+    "division by zero": "1 // 0",
+    "modulo by zero": "D % (D - D)",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_a_hostile_global_is_left_unknown_and_the_others_are_read(make_submission, name,
+                                                                  default_recursion_limit):
+    source = (f"D = 4\nN = {HOSTILE[name]}\nH_D = int(D / 2)\n"
+              "def f(X):\n  return X * N * D * H_D\n")
+    submission = loading.load(make_submission(source))
+    assert notebook_globals.globals_read(submission, ["f"]) == {"f": {"D": (4.0,),
+                                                                     "H_D": (2.0,)}}
+    assert notebook_globals.numeric_globals(submission) == {"D": 4.0, "H_D": 2.0}
+
+
+def test_a_short_sum_is_still_evaluated(make_submission):
+    source = "N = " + "+".join(["1"] * 40) + "\nD = -(-(2 * N) // 3)\n"
+    submission = loading.load(make_submission(source))
+    assert notebook_globals.numeric_globals(submission) == {"N": 40.0, "D": 27.0}
+
+
+def test_many_definitions_after_many_globals_take_linear_time(make_submission):
+    # One tuple binds 50,000 globals; 4,000 definitions of f followed. Each definition used
+    # to copy every global: 200 million entries.
+    names = [f"g{i}" for i in range(50_000)]
+    source = (", ".join(names) + " = " + ", ".join("1" for _ in names) + "\n"
+              + "def f(X):\n  return X * g7\n" * 4000)
+    submission = loading.load(make_submission(source))
+    started = time.monotonic()
+    assert notebook_globals.globals_read(submission, ["f"]) == {"f": {"g7": (1.0,)}}
+    assert time.monotonic() - started < 2.0
+
+
+def test_a_notebook_of_hostile_expressions_is_graded(make_submission, default_recursion_limit):
+    softmax = CORRECT_SOFTMAX.replace("e_x.sum()", "e_x.sum() + 0 * (" + "+".join(["1"] * 200)
+                                      + ")")
+    cells = [softmax,
+             "class Loop:\n  def __repr__(self):\n    return repr(self)\nloop = Loop()\nloop",
+             "raise ValueError(Loop())",
+             "N = " + "+".join(["1"] * 990) + "\nM = " + "-" * 990 + "1",
+             "BIG = 1" + "0" * 400 + "\nD = int(1e999)"]
+    result = grading.grade(make_submission(cells, name="eve_udl_attention"),
+                           registry.get("udl_attention"), OPTIONS)
+    assert (result.status, result.error, result.score) == (Status.GRADED, None, 1.0)
+    softmax_result = result.exercises[0]
+    assert (softmax_result.status, softmax_result.score) == (Status.PASSED, 1.0)
+    assert softmax_result.fingerprint is None  # too deep to normalise: advice lost, not points
+    # Each hostile cell is its own error, data in the result; the repr that recurses is shown
+    # as nothing, not as an error.
+    assert [(c.number, c.message.split(";")[0]) for c in result.problem_cells] == [
+        (3, "line 1: ValueError: <its message cannot be shown: its __str__ or __repr__ raised>"),
+        (4, "line 1: RecursionError: maximum recursion depth exceeded while traversing 'expr' "
+            "node"),
+        (5, "line 2: OverflowError: cannot convert float infinity to integer")]
