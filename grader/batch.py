@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Protocol, TextIO
 
 from grader import combine, grading, references, submissions, text
-from grader.errors import UsageError
+from grader.errors import IsolationError, UsageError
 from grader.gradebook import Gradebook
 from grader.model import Assignment, Result, Status
 from grader.report import html, markdown
 from grader.report import json as json_report
-from grader.sandbox import zygote
+from grader.sandbox import isolation, zygote
 
 CHECK_EVERY_S = 5.0
 """While no result comes, the pool is asked this often whether it can still grade."""
@@ -180,6 +180,8 @@ def grade_job(job: Job, assignment: Assignment, options: grading.Options,
         graded = copies[index] if copies else path
         try:
             result = grading.grade(graded, assignment, options, stored)
+        except IsolationError:
+            raise  # the machine, not the submission: no other one can be graded either
         except Exception as exc:  # one bad submission never stops the class; graded next run
             result = grading.failed_result(assignment, str(path),
                                            f"{path}: could not be graded ({exc})",
@@ -255,6 +257,11 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
     """Grade every submission in `folder` that the gradebook in `out` does not have yet,
     `jobs` at a time here, or on the Dask cluster at `dask` (an address, or local:N)."""
     started = time.monotonic()
+    options = replace(options, closed=(
+        *options.closed,
+        isolation.Closed(str(folder.resolve()), "the folder of the submissions"),
+        isolation.Closed(str(out.resolve()), "the batch's output folder, with the gradebook "
+                         "and every student's reports")))
     pool: Pool
     if dask is None:
         pool = Threads(jobs, assignment, options)
@@ -264,6 +271,8 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
         pool = grader.distributed.Cluster(dask, assignment, options)
     with pool:  # an instructor's mistake stops it here
         found, ignored = find(folder, pattern)
+        if not out.exists() and not isolation.offered().namespaces:
+            out.mkdir(mode=0o700, parents=True)  # the students' reports: root's eyes only
         book = Gradebook(out)
         known = {} if force else book.known_hashes(assignment.name)
         todo = [job for job in found if known.get((job.student, job.relative)) != job.sha256]

@@ -108,7 +108,7 @@ def _options(args: argparse.Namespace, public_only: bool) -> Options:
     limits = Limits(cell_timeout=args.timeout, call_timeout=args.call_timeout,
                     memory_mb=args.memory_mb, submission_mb=args.max_submission_mb)
     return Options(limits=limits, on_error=args.on_error, engine=args.engine,
-                   public_only=public_only)
+                   public_only=public_only, require_namespaces=args.require_namespaces)
 
 
 def _grade_all(args: argparse.Namespace, out: TextIO, public_only: bool) -> list[Result]:
@@ -280,6 +280,8 @@ def _cmd_gradescope(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     result = gradescope.run(assignment, grading.Options())
     out.write(terminal.render(result))
+    # For the instructor (Gradescope hides stdout from students): how student code was held.
+    out.write(f"Isolation: {text.one_line(result.isolation or 'none: nothing was run')}\n")
     return 0
 
 
@@ -335,6 +337,10 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
                         "an exercise a fork of that worker; fresh: a fresh interpreter per "
                         "submission; kernel: a real Jupyter kernel. All three are confined "
                         "alike")
+    parser.add_argument("--require-namespaces", action="store_true",
+                        help="refuse to grade (exit 3) where Linux namespaces are not "
+                        "available; without them, student code runs as a user of its own as "
+                        "root, or as the grader's own user otherwise (see SECURITY.md)")
 
 
 def build_parser() -> argparse.ArgumentParser:

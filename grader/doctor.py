@@ -74,8 +74,12 @@ def findings() -> list[Finding]:
     offer = isolation.offered()
     found.append(Finding(offer.namespaces, "new PID, network, IPC, UTS and mount namespaces: "
                          + ("allowed" if offer.namespaces else f"not allowed ({offer.reason})"),
-                         "see the lines above; without namespaces student code can read what "
-                         "the grader's user can read"))
+                         "see the lines above; without namespaces student code can read "
+                         + ("what every user of this machine can read (a user of its own), so "
+                            "keep the grader's files, solutions, references, submissions and "
+                            "outputs root's only (chmod o-rwx): it refuses to grade otherwise"
+                            if root else "what the grader's user can read, the references "
+                            "and solutions too")))
     if offer.cgroups is not None:
         found.append(Finding(True, f"memory cgroups (v{offer.cgroups.version}) under "
                              f"{offer.cgroups.parent}: a submission's memory is bounded as a "

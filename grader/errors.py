@@ -45,3 +45,11 @@ class ReferencesError(SpecError):
 
 class SandboxError(GraderError):
     """The sandbox could not be started at all (not a student's fault)."""
+
+
+class IsolationError(SandboxError):
+    """Student code would run less isolated than asked: no namespaces under
+    `--require-namespaces`, or, without namespaces, a file the grader holds that the
+    worker's user could open. Nothing was graded."""
+
+    exit_code = 3

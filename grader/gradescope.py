@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import os
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 from grader import grading, references, submissions
 from grader.errors import UsageError
 from grader.model import Assignment, Result
 from grader.report import gradescope as gradescope_report
+from grader.sandbox import isolation
 
 ROOT_ENV = "GRADER_AUTOGRADER_ROOT"
 SETUP = """#!/usr/bin/env bash
@@ -30,6 +32,9 @@ RUN = """#!/usr/bin/env bash
 set -uo pipefail
 root="${{GRADER_AUTOGRADER_ROOT:-/autograder}}"
 export GRADER_REFERENCES="$root/source/references"
+# Gradescope's containers have no Linux namespaces: student code then runs as a user of its
+# own, which must not be able to open the references, the sources or the metadata here.
+chmod 700 "$root"
 exec python3 -m grader gradescope run --assignment {assignment}
 """
 
@@ -87,6 +92,9 @@ def find_submissions(folder: Path, assignment: Assignment) -> list[Path]:
 def run(assignment: Assignment, options: grading.Options) -> Result:
     """Grade the submission in the autograder tree and write results.json."""
     root = autograder_root()
+    options = replace(options, closed=(*options.closed, isolation.Closed(
+        str(root.resolve()), "the autograder folder, with the references, the grader's "
+        "sources and the submission's metadata")))
     found = find_submissions(root / "submission", assignment)
     if not found:
         result = grading.failed_result(assignment, "(nothing)", "no .ipynb or .py file was "

@@ -28,7 +28,7 @@ from grader import (
     scoring,
     submissions,
 )
-from grader.errors import GraderError, SpecError, SubmissionError, UsageError
+from grader.errors import GraderError, IsolationError, SpecError, SubmissionError, UsageError
 from grader.model import (
     Assignment,
     Case,
@@ -43,7 +43,7 @@ from grader.model import (
     Submission,
     Visibility,
 )
-from grader.sandbox import zygote
+from grader.sandbox import isolation, zygote
 from grader.sandbox.limits import Limits, cap
 from grader.sandbox.session import NOT_IMPLEMENTED, Engine, OnError, SandboxConfig, Session
 
@@ -69,6 +69,12 @@ class Options:
     Jupyter kernel through nbclient)."""
     public_only: bool = False
     """Grade the public cases only, against the references shipped in the package."""
+    require_namespaces: bool = False
+    """Refuse to grade where Linux namespaces are not available (`--require-namespaces`)."""
+    closed: tuple[isolation.Closed, ...] = ()
+    """More paths the grader holds, besides those of the assignment and the submission (a
+    batch's output folder, the Gradescope tree): where there are no namespaces, the worker's
+    user must be unable to open them."""
     clock: disclosure.Clock = disclosure.wall_clock
     """Now, to tell whether the assignment's `show_hidden_after` has passed (tests pass
     their own)."""
@@ -107,6 +113,12 @@ def ready(assignment: Assignment, options: Options) -> references.References:
     """Everything grading needs from the instructor, checked once before any submission:
     the references (present, complete, fresh) and every case's inputs. An instructor's
     mistake raises one GraderError naming the file and the fix."""
+    offer = isolation.offered()
+    if options.require_namespaces and not offer.namespaces:
+        raise IsolationError(f"refusing to grade: --require-namespaces was given, and Linux "
+                             f"namespaces are not available here ({offer.reason}); run `grade "
+                             "doctor` to see what to change, or leave the option out to grade "
+                             "with the isolation this machine gives")
     stored = references.ready(assignment, public_only=options.public_only)
     for exercise in assignment.exercises:
         for case in exercise.cases:
@@ -212,11 +224,31 @@ def _session(submission: Submission, assignment: Assignment, options: Options,
             limits=options.limits, preload=preload(submission, assignment),
             module_name="__main__" if submission.kind == "notebook" else "submission",
             on_error=options.on_error, engine=options.engine,
-            watch=tuple(exercise.name for exercise in assignment.exercises))
+            watch=tuple(exercise.name for exercise in assignment.exercises),
+            closed=closed(assignment, Path(submission.path), options))
     except ValueError as exc:
         raise UsageError(f"{exc}; use --engine {'|'.join(e.value for e in Engine)} and "
                          f"--on-error {'|'.join(o.value for o in OnError)}") from None
     return Session(config, started)
+
+
+def closed(assignment: Assignment, path: Path, options: Options
+           ) -> tuple[isolation.Closed, ...]:
+    """What the grader holds while it grades `path`, which the worker's user must not open
+    where there are no namespaces: the hidden references (already in memory), the
+    solutions, the grader's project folder (unless it is an installed package, which
+    students have too), the folder of the submission (other students' work may be beside
+    it) and `options.closed`."""
+    held = [isolation.Closed(str(references.hidden_path(assignment.name).parent),
+                             "the hidden references"),
+            isolation.Closed(str(references.solutions_dir()), "the solutions"),
+            isolation.Closed(str(path.resolve().parent), "the folder of the submission, "
+                             "where other students' work may be")]
+    if not isolation.installed():
+        held.append(isolation.Closed(str(isolation.PACKAGE_PARENT),
+                                     "the grader's project folder"))
+    held += options.closed
+    return tuple(dict.fromkeys(held))
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import shutil
+import stat
 import subprocess
 import xml.etree.ElementTree as ET
 import zipfile
@@ -79,6 +80,11 @@ def test_gradescope_bundle_runs_against_a_fake_autograder_tree(tmp_path):
     finished = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env,
                               capture_output=True, text=True, timeout=300)
     assert finished.returncode == 0, finished.stderr
+    # It says how student code was isolated (#21): Gradescope shows it to the instructor.
+    isolation_line = next(line for line in finished.stdout.splitlines()
+                          if line.startswith("Isolation: "))
+    assert "a separate process with resource limits; " in isolation_line
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700  # closed to the worker's user
     results = json.loads((root / "results" / "results.json").read_text())
     assert results["score"] == round(results["score"], 6) == 4.0
     assert results["output_format"] == results["test_output_format"] == "md"

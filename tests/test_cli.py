@@ -164,3 +164,37 @@ def test_missing_files():
     assert "nowhere/alice.ipynb: cannot be read (No such file or directory)" in out
     code, _, err = invoke("run", "nowhere", "--assignment", "udl_attention")
     assert code == 2 and err == "grade: error: nowhere: no such file or folder\n"
+
+
+@pytest.mark.parametrize("command", [
+    ["run", "tests/corpus/udl_attention/seed002.ipynb"],
+    ["check", "tests/corpus/udl_attention/seed002.ipynb"],
+    ["batch", "tests/corpus/udl_attention", "--out", "{tmp}"]])
+def test_require_namespaces_refuses_where_there_are_none(command, tmp_path, monkeypatch):
+    from grader.sandbox import isolation
+
+    monkeypatch.setattr(isolation, "offered", lambda: isolation.Offer(
+        (), "unshare was refused (unshare: unshare failed: Operation not permitted)", None,
+        True))
+    argv = [part.replace("{tmp}", str(tmp_path / "out")) for part in command]
+    code, out, err = invoke(*argv, "--assignment", "udl_attention", "--require-namespaces")
+    assert (code, out) == (3, "")
+    assert err == ("grade: error: refusing to grade: --require-namespaces was given, and "
+                   "Linux namespaces are not available here (unshare was refused (unshare: "
+                   "unshare failed: Operation not permitted)); run `grade doctor` to see what "
+                   "to change, or leave the option out to grade with the isolation this "
+                   "machine gives\n")
+    assert not (tmp_path / "out" / "gradebook.sqlite").exists()
+
+
+def test_require_namespaces_grades_where_there_are(tmp_path):
+    from grader.sandbox import isolation
+
+    if not isolation.offered().namespaces:
+        pytest.skip("this machine has no namespaces")
+    code, _, err = invoke("run", "tests/corpus/udl_attention/seed002.ipynb", "--assignment",
+                          "udl_attention", "--require-namespaces", "--json",
+                          str(tmp_path / "r.json"))
+    assert (code, err) == (0, "")
+    assert "own PID, network and IPC namespaces" in json.loads(
+        (tmp_path / "r.json").read_text())["isolation"]

@@ -7,6 +7,7 @@ import pytest
 
 from grader import grading, registry
 from grader.model import Status
+from grader.sandbox import isolation
 from grader.sandbox.limits import Limits
 
 LIMITS = Limits(cell_timeout=2, call_timeout=2, memory_mb=1024)
@@ -141,3 +142,38 @@ raise Sneaky()
     assert result.output == "still here\n"
     softmax = next(e for e in result.exercises if e.name == "softmax")
     assert softmax.status is Status.PASSED
+
+
+# --------------------------------------------------------------------------- SIGINT
+
+INTERRUPTS = [
+    "import os, signal\ncaught = []\n"
+    "try:\n    os.kill(os.getpid(), signal.SIGINT)\n    print('not interrupted')\n"
+    "except KeyboardInterrupt:\n    caught.append('statement')\n"
+    "print('caught', caught)",
+    # Not caught: the statement fails, as in Jupyter, and the worker lives on.
+    "signal.raise_signal(signal.SIGINT)",
+    "def softmax(x):\n    try:\n        os.kill(os.getpid(), signal.SIGINT)\n"
+    "    except KeyboardInterrupt:\n        raise ValueError('interrupted in the call')",
+    "print('still here', caught)",
+]
+
+
+def test_sigint_raises_keyboard_interrupt_in_the_zygote_as_in_a_fresh_interpreter(
+        make_submission):
+    """The zygote's worker is PID 1 of its namespace, where a signal left at its default
+    action is dropped: it must have Python's SIGINT handler, as a fresh interpreter has."""
+    path = make_submission(INTERRUPTS)
+    seen = {}
+    for engine in ("fast", "fresh"):
+        result = grade(path, engine)
+        assert result.worker == ("zygote" if engine == "fast" else "fresh") or \
+            not isolation.offered().namespaces
+        softmax = next(e for e in result.exercises if e.name == "softmax")
+        seen[engine] = (cells(result), result.output,
+                        {c.message for c in softmax.checks})
+    assert seen["fast"] == seen["fresh"]
+    assert seen["fresh"] == (
+        [(2, Status.ERROR, "line 1: KeyboardInterrupt")],
+        "caught ['statement']\nstill here ['statement']\n",
+        {"raised ValueError: interrupted in the call (line 5)"})

@@ -17,6 +17,7 @@ import ctypes
 import os
 import platform
 import signal
+import stat
 from typing import Any
 
 from grader.sandbox import cgroups, seccomp
@@ -37,6 +38,11 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 class ConfineError(Exception):
     """A step of the confinement failed; the message names it."""
+
+
+class Exposed(ConfineError):
+    """Without namespaces, the machine's file modes break the promise: the worker's user can
+    open a path the grader holds, or cannot read the Python it needs."""
 
 
 class _MountAttr(ctypes.Structure):
@@ -177,3 +183,75 @@ def _lock() -> None:
     for name, outer in (("uid_map", uid), ("gid_map", gid)):
         with open(f"/proc/self/{name}", "w") as stream:
             stream.write(f"{outer} {outer} 1")
+
+
+def confine_user(plan: dict[str, Any]) -> str:
+    """Apply a plan from `isolation.plan_user()` (no namespaces, the grader is root): a
+    user of its own with no groups and `no_new_privs`, its cgroup and the seccomp filter;
+    then check, as that user, that it can open none of the paths the plan closes. Return a
+    sentence saying what was done."""
+    if plan.get("cgroup"):
+        cgroups.join(plan["cgroup"])
+    uid, gid = int(plan["uid"]), int(plan["gid"])
+    home = str(plan["home"])
+    # The working folder, and what the grader put in a writable one (a kernel's connection
+    # file), belong to the worker's user; only it may enter its folder.
+    for path in [home, *plan.get("writable", [])]:
+        for entry in [path, *(os.path.join(path, name) for name in os.listdir(path))]:
+            os.chown(entry, uid, gid, follow_symlinks=False)
+        os.chmod(path, 0o700)
+    os.chdir(home)
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+    if (os.getresuid(), os.getresgid(), os.getgroups()) != ((uid,) * 3, (gid,) * 3, []):
+        raise ConfineError(f"the worker is still user {os.getresuid()}, group "
+                           f"{os.getresgid()} after dropping to {uid}")
+    # Our parent is the grader: die with it (a thread of it, which lives as long as the
+    # batch that started us). If it is gone already, so are we.
+    _check(_libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0), "pdeathsig")
+    if os.getppid() != int(plan["parent"]):
+        raise ConfineError("the grader exited before the worker was confined")
+    # What it is granted must be readable: the interpreter, its standard library and the
+    # installed packages (or an import in student code would fail, costing the student).
+    shut = [path for path in plan.get("needed", []) if not _readable(path)]
+    if shut:
+        raise Exposed(f"{shut[0]} (part of the Python installation student code uses) "
+                           f"cannot be read by other users, as student code runs here without "
+                           f"Linux namespaces; install Python where every user may read it, "
+                           f"or let other users pass the folders on its way (chmod o+x)")
+    open_ = [(path, what) for path, what in plan.get("closed", []) if _opens(path)]
+    if open_:
+        path, what = open_[0]
+        also = f" (and {len(open_) - 1} more)" if len(open_) > 1 else ""
+        raise Exposed(f"{path} ({what}) can be opened by every user of this machine{also}, "
+                      f"and student code runs here as such a user, without Linux namespaces "
+                      f"to hide it; make it root's only (chmod o-rwx {path})")
+    filtered = seccomp.install()  # last: nothing above needs what it refuses
+    return (f"running as an unprivileged user of its own (no account, no groups, no "
+            f"capabilities, no_new_privs), with {filtered}, in a working folder only that "
+            f"user may enter; it can read what every user of this machine can read, and "
+            f"was checked to open none of the {len(plan.get('closed', []))} paths the grader "
+            f"holds (its files, the solutions, the hidden references, the submissions' "
+            f"folders and the outputs)")
+
+
+def _opens(path: str) -> bool:
+    """Whether this process can read `path`, or list or pass it if it is a folder."""
+    if not os.path.lexists(path):
+        return False
+    if os.path.isdir(path):
+        return os.access(path, os.R_OK) or os.access(path, os.X_OK)
+    return os.access(path, os.R_OK)
+
+
+def _readable(path: str) -> bool:
+    """Whether this process can read `path`, and pass it if it is a folder."""
+    try:
+        folder = stat.S_ISDIR(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return True  # what does not exist is not needed
+    except OSError:
+        return False  # a folder on its way cannot be passed
+    return os.access(path, os.R_OK | (os.X_OK if folder else 0))

@@ -12,6 +12,16 @@ The sandbox is described by what it grants, never by a list of secrets to hide:
 
 `offered()` probes once what this machine allows. Once namespaces have worked, they are
 required: a worker that cannot get them is refused (`SandboxError`), never started weaker.
+
+Where there are no namespaces (Docker's default seccomp profile, as on Gradescope), a root
+grader still gives each worker a leased user id of its own, no groups, `no_new_privs`, the
+seccomp filter, the limits and a working folder only that user owns (`plan_user`). Without a
+private root, that user can read what every user of the machine can read: the allow-list is
+then "what is open to all". So the files the grader holds (`Closed`: its project, the
+solutions, the hidden references, the submissions' folders, the outputs) must be closed to
+other users; the worker checks it as that user before any student code runs, and the grader
+refuses to grade otherwise. The references themselves are read into the grader's memory
+before any worker starts (`grading.ready`).
 """
 
 from __future__ import annotations
@@ -21,12 +31,14 @@ import functools
 import os
 import random
 import shutil
+import signal
 import stat
 import subprocess
 import sys
 import sysconfig
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +72,19 @@ FALLBACK_PROCESSES = 12
 # Root's own folder where there is one; checked to be private either way.
 LEASES = (Path("/run/attention-grader-uids") if os.access("/run", os.W_OK)
           else Path(tempfile.gettempdir()) / "attention-grader-uids")
+# Without namespaces, the folders every user may write: what a leased user left there is
+# removed with its submission, so that the next holder of the id finds nothing of it.
+SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+@dataclass(frozen=True)
+class Closed:
+    """A path the grader holds that the worker's user must not be able to open."""
+
+    path: str
+    """The file or folder (everything below a folder is closed with it)."""
+    what: str
+    """What it is, for the refusal: "the solutions", "the submission's folder"."""
 
 
 @dataclass(frozen=True)
@@ -197,6 +222,61 @@ def plan(home: Path, tmp_bytes: int, uid: int | None, cgroup: Path | None,
             "cgroup": str(cgroup) if cgroup else None}
 
 
+def plan_user(home: Path, uid: int, cgroup: Path | None, closed: tuple[Closed, ...],
+              writable: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """What `confine.confine_user` does inside the worker where there are no namespaces and
+    the grader is root: the same identity, filter and cgroup as `plan`, no private root, and
+    `closed` checked unreadable by that identity before any student code runs."""
+    return {"user_only": True, "home": str(home), "uid": uid, "gid": uid,
+            "parent": os.getpid(), "cgroup": str(cgroup) if cgroup else None,
+            "needed": list(visible()[0]),
+            "closed": [[item.path, item.what] for item in closed],
+            "writable": [str(path) for path in writable]}
+
+
+def installed() -> bool:
+    """The grader runs from an installed package (site-packages, which every user may read
+    and which students install too), not from a project folder that holds solutions."""
+    parent = os.path.realpath(PACKAGE_PARENT)
+    return any(os.path.realpath(path) == parent for path in _python_paths())
+
+
+def end_user(uid: int) -> None:
+    """Kill every process of a leased user and remove what it left in the folders every user
+    may write: without a PID namespace a daemon could leave the worker's process group, and
+    would reach the next submission that holds the id."""
+    for _round in range(20):
+        found = False
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                if os.stat(f"/proc/{name}").st_uid != uid:
+                    continue
+                os.kill(int(name), signal.SIGKILL)
+                found = True
+            except (OSError, ValueError):
+                continue
+        if not found:
+            break
+        time.sleep(0.01)
+    for folder in SHARED_WRITABLE:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                continue
+
+
 class UidLease:
     """A user id that no other worker on this machine holds while the lease is open.
 
@@ -273,8 +353,16 @@ def describe(offer: Offer, confinement: str = "", memory: str = "", start: str =
     if offer.namespaces:
         parts.append("its own PID, network and IPC namespaces (no network; every process it "
                      "starts is killed with it)")
+    elif offer.root:
+        parts.append(f"no namespaces of its own: Linux namespaces are not available here "
+                     f"({offer.reason}), so it shares the machine's network, /tmp and process "
+                     "list, and every process of its user is killed with it")
     else:
         parts.append(f"its own process group only: Linux namespaces are not available here "
-                     f"({offer.reason}), so it could read what the grader's user can read")
+                     f"({offer.reason}) and the grader is not root, so it runs as the "
+                     "grader's own user: it can read and write whatever that user can (the "
+                     "hidden references and solutions too, wherever that user can read them) "
+                     "and reach the network; only the limits hold. Grade as root, or where "
+                     "namespaces are available, to keep them hidden")
     parts += [part for part in (confinement, memory) if part]
     return "; ".join(parts)

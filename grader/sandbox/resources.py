@@ -38,25 +38,32 @@ NOTHING = Extra()
 class Resources:
     """The folder, uid lease and cgroup of one submission, made on first use."""
 
-    def __init__(self, limits: Limits, offer: isolation.Offer, prefix: str = "grader-work-"
-                 ) -> None:
+    def __init__(self, limits: Limits, offer: isolation.Offer, prefix: str = "grader-work-",
+                 closed: tuple[isolation.Closed, ...] = ()) -> None:
         self.limits = limits
         self.offer = offer
+        self.closed = closed
+        """Paths the worker's user must not open, where no namespaces hide them."""
         self.home = Path(tempfile.mkdtemp(prefix=prefix))
         self._lease: isolation.UidLease | None = None
         self.cgroup: Path | None = None
 
     def environment(self, extra: Extra = NOTHING) -> tuple[dict[str, str], bool]:
         """The worker's environment, with its limits and confinement plan; and whether it
-        is to be confined (namespaces are offered)."""
+        is to be confined (namespaces are offered, or the grader is root)."""
         env = isolation.environment(self.home)
-        if self.offer.namespaces:  # first: the plan makes the cgroup the limits depend on
+        # First: the plan makes the cgroup the limits depend on.
+        if self.offer.namespaces:
             env["GRADER_CONFINE"] = json.dumps(self._plan(extra.writable))
+        elif self.offer.root:
+            uid = self._identity()
+            env["GRADER_CONFINE"] = json.dumps(isolation.plan_user(
+                self.home, uid, self.cgroup, self.closed, extra.writable))
         limits = self.rlimits()
         limits["memory"] += extra.memory
         limits["processes"] += extra.processes
         env["GRADER_LIMITS"] = json.dumps(limits)
-        return env, self.offer.namespaces
+        return env, self.offer.namespaces or self.offer.root
 
     def rlimits(self) -> dict[str, int]:
         """The limits each process of the worker applies to itself."""
@@ -73,11 +80,22 @@ class Resources:
                 "MiB each (no memory cgroup here)")
 
     def _plan(self, writable: tuple[Path, ...]) -> dict[str, object]:
-        if self.offer.root and self._lease is None:
+        uid = self._identity() if self.offer.root else None
+        self._make_cgroup()
+        return isolation.plan(self.home, self.limits.file_size_mb << 22, uid, self.cgroup,
+                              writable)
+
+    def _identity(self) -> int:
+        """The leased user id (as root), with the memory cgroup where one can be made."""
+        if self._lease is None:
             try:
                 self._lease = isolation.UidLease()
             except OSError as exc:
                 raise SandboxError(f"cannot lease a user id for the worker ({exc})") from None
+        self._make_cgroup()
+        return self._lease.uid
+
+    def _make_cgroup(self) -> None:
         if self.offer.cgroups is not None and self.cgroup is None:
             try:
                 self.cgroup = cgroups.create(self.offer.cgroups, self.limits.memory_mb << 20)
@@ -85,11 +103,11 @@ class Resources:
                 raise SandboxError(f"cannot make the submission's memory cgroup under "
                                    f"{self.offer.cgroups.parent} ({exc}); run `grade "
                                    "doctor`") from None
-        return isolation.plan(self.home, self.limits.file_size_mb << 22,
-                              self._lease.uid if self._lease else None, self.cgroup, writable)
 
     def close(self) -> None:
         """Remove the folder and the cgroup, give the user id back."""
+        if self._lease is not None and not self.offer.namespaces:
+            isolation.end_user(self._lease.uid)  # no PID namespace took its processes along
         shutil.rmtree(self.home, ignore_errors=True)
         if self.cgroup is not None:
             cgroups.remove(self.cgroup)

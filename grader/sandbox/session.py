@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from grader.errors import SandboxError
+from grader.errors import IsolationError, SandboxError
 from grader.model import Cell, CellResult, Status, Submission
 from grader.sandbox import isolation
 from grader.sandbox.limits import CappedOutput, Limits, cap
@@ -71,6 +71,9 @@ class SandboxConfig:
     """Names whose state right after the cell that defines them is kept (the exercises)."""
     engine: Engine = Engine.FAST
     """How the worker is started."""
+    closed: tuple[isolation.Closed, ...] = ()
+    """Paths the grader holds (solutions, references, submissions, outputs): where no
+    namespaces hide them, the worker checks that its user can open none of them."""
 
     def __post_init__(self) -> None:
         # Plain strings ("stop", "kernel") are accepted, and checked, here.
@@ -142,7 +145,7 @@ class Session:
 
     def _start_worker(self) -> None:
         if self._resources is None:
-            self._resources = Resources(self.limits, self.offer)
+            self._resources = Resources(self.limits, self.offer, closed=self.config.closed)
         confined = self.transport.start(self._resources)
         hello = {"op": "hello", "preload": list(self.config.preload),
                  "module_name": self.config.module_name, "watch": list(self.config.watch)}
@@ -157,6 +160,10 @@ class Session:
     def _accept(self, hello: dict[str, Any], confined: bool) -> None:
         """Check the worker's answer to `hello`: a worker confined less than planned is
         refused. Then say how strongly the student's code is isolated."""
+        if hello.get("exposed"):
+            self.transport.stop()
+            raise IsolationError(f"refusing to grade: {hello.get('confine_error')}; or grade "
+                                 "where Linux namespaces are available (see `grade doctor`)")
         if Reply.of(hello) is not Reply.OK or (confined and not hello.get("confinement")):
             self.transport.stop()
             raise SandboxError(

@@ -567,7 +567,7 @@ def _flush() -> None:
 
 def _confine() -> str:
     """Apply the limits and the confinement the grader planned; the error, or "" if none."""
-    global CONFINEMENT, CONFINE_ERROR
+    global CONFINEMENT, CONFINE_ERROR, EXPOSED
     os.environ[SANDBOX_ENV] = "1"
     _first_to_go()
     import json
@@ -576,13 +576,18 @@ def _confine() -> str:
     plan = os.environ.pop("GRADER_CONFINE", "")
     if not plan:
         return ""
-    from grader.sandbox.confine import WORK, ConfineError, confine
+    from grader.sandbox.confine import WORK, ConfineError, Exposed, confine, confine_user
 
+    planned = json.loads(plan)
     try:
-        CONFINEMENT = confine(json.loads(plan))
-        os.environ.update(HOME=WORK, TMPDIR=WORK, MPLCONFIGDIR=WORK)
+        if planned.get("user_only"):  # no namespaces: HOME and TMPDIR are the working folder
+            CONFINEMENT = confine_user(planned)
+        else:
+            CONFINEMENT = confine(planned)
+            os.environ.update(HOME=WORK, TMPDIR=WORK, MPLCONFIGDIR=WORK)
     except (ConfineError, OSError) as exc:
         CONFINE_ERROR = str(exc) or type(exc).__name__
+        EXPOSED = isinstance(exc, Exposed)
     return CONFINE_ERROR
 
 
@@ -640,11 +645,14 @@ def _refuse(in_fd: int, out_fd: int) -> None:
     except (EOFError, protocol.ProtocolError):
         return
     protocol.write_all(out_fd, protocol.pack({"status": Reply.UNCONFINED, "id": header.get("id"),
-                                              "confine_error": CONFINE_ERROR}))
+                                              "confine_error": CONFINE_ERROR,
+                                              "exposed": EXPOSED}))
 
 
 CONFINEMENT = ""
 CONFINE_ERROR = ""
+EXPOSED = False
+"""The confinement failed because the worker's user could open a path the grader holds."""
 
 
 _KERNEL_WORKER: Worker | None = None
