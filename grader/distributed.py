@@ -38,10 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from grader import __version__, batch, grading, loading, references, registry, submissions
-from grader.errors import GraderError, UsageError
+from grader.errors import GraderError, IsolationError, UsageError
 from grader.model import Assignment
 from grader.report import json as json_report
-from grader.sandbox import zygote
+from grader.sandbox import isolation, zygote
 
 INSTALL = 'pip install "attention-grader[dask]"'
 try:
@@ -90,6 +90,14 @@ class Grading(distributed.WorkerPlugin):
             if self.version != __version__:
                 raise UsageError(f"it has attention-grader {__version__}, the client "
                                  f"{self.version}; install the same version on every host")
+            offer = isolation.offered()
+            if not offer.namespaces:
+                raise IsolationError(
+                    f"refusing to grade on it: Linux namespaces are not available there "
+                    f"({offer.reason}), so student code would share the host's network and "
+                    "could reach the Dask scheduler and workers, whose protocol runs code for "
+                    "anyone who reaches them; grade on hosts that have namespaces (`grade "
+                    "doctor`), or with a local batch (leave out --dask)")
             self.assignment: Assignment = registry.get(self.assignment_name)
             self.stored: references.References = grading.ready(self.assignment, self.options)
         except GraderError as exc:

@@ -417,3 +417,27 @@ def test_without_dask_the_option_says_how_to_install_it(tmp_path, monkeypatch):
                     str(tmp_path / "out"), "--dask", "local:2"], io.StringIO(), stderr)
     assert (code, stderr.getvalue()) == (
         2, 'grade: error: --dask needs Dask: pip install "attention-grader[dask]"\n')
+
+
+def test_a_worker_without_namespaces_refuses_to_grade(monkeypatch):
+    """Without a network namespace, student code on a Dask worker could reach the scheduler
+    and the workers, whose protocol runs code for anyone who reaches it (#21)."""
+    from types import SimpleNamespace
+
+    from grader import distributed as grading_on_dask
+    from grader.errors import IsolationError
+    from grader.sandbox import isolation
+
+    bare = isolation.Offer(prefix=(), reason="the unshare command (util-linux) is not installed",
+                           cgroups=None, root=True)
+    monkeypatch.setattr(isolation, "offered", lambda: bare)
+    plugin = grading_on_dask.Grading("batch-1", "udl_attention", grading.Options())
+    with pytest.raises(IsolationError) as refused:
+        plugin.setup(SimpleNamespace(address="tcp://10.0.0.7:40000"))
+    assert refused.value.message == (
+        "Dask worker tcp://10.0.0.7:40000: refusing to grade on it: Linux namespaces are not "
+        "available there (the unshare command (util-linux) is not installed), so student code "
+        "would share the host's network and could reach the Dask scheduler and workers, whose "
+        "protocol runs code for anyone who reaches them; grade on hosts that have namespaces "
+        "(`grade doctor`), or with a local batch (leave out --dask)")
+    assert refused.value.exit_code == 3 and not plugin.held
