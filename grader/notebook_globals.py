@@ -20,6 +20,7 @@ import operator
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from grader import loading
 from grader.model import Submission
 
 _BINARY: Mapping[type, Any] = {
@@ -99,7 +100,7 @@ def top_level(submission: Submission) -> list[ast.stmt]:
         if cell.syntax_error:
             continue
         try:
-            statements += ast.parse(cell.source).body
+            statements += loading.parse(cell.source).body
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue  # parsed at a deeper stack than loading's, a long cell may not be
     return statements
