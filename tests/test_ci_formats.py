@@ -216,6 +216,7 @@ def test_the_instructor_workflow_runs_real_commands_and_no_secret_reaches_studen
     workflow = _workflow(INSTRUCTOR_WORKFLOW)
     assert workflow["on"] == {"workflow_dispatch": None}
     assert workflow["permissions"] == {"contents": "read"}
+    assert "/" not in workflow["env"]["NOTEBOOK"]  # a link on the way would not be seen
     commands = _grade_commands(workflow)
     assert [argv[:2] for argv in commands] == [["doctor"], ["batch", "submissions/"],
                                                 ["gradebook", "export"],
