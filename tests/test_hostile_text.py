@@ -93,6 +93,8 @@ raise RuntimeError("cell\r\x1b[2J\x1b[H10 / 10 \u2713 \x9b31m\x07")
         "  ! softmax 0/2  (0/5 checks)\n"
         "      vector (public example, no points): raised ValueError: boom\n"
         "        [2J[H10 / 10 \u2713 31m (line 3)\n"
+        "      three-dims (hidden): raised ValueError (line 3); its message is shown for public "
+        "checks only, since it could hold this hidden case's inputs\n"
         "  ? qkv_projections 0/2  (0/3 checks)\n"
         "      not found: no function named qkv_projections is defined\n"
         "  ? scaled_dot_product_attention 0/3  (0/6 checks)\n"
