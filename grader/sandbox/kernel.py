@@ -13,15 +13,23 @@ of its cell; a kernel that dies is described by its exit status, as the fast eng
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import re
 import secrets
+import shutil
 import subprocess
+import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import zmq
+import zmq.asyncio
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import run_sync
@@ -37,15 +45,18 @@ from grader.sandbox.protocol import Reply
 from grader.sandbox.resources import Extra, Resources
 from grader.sandbox.transport import (
     MAX_REPLY_BYTES,
+    MAX_STRAY_FRAMES,
+    TOO_LARGE,
     Worker,
     WorkerLost,
     decode_reply,
     lost_by_exit,
 )
+from grader.sandbox.worker import KERNEL_CHANNEL_ENV
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 ANSWER = ("__import__('grader.sandbox.worker', fromlist=['kernel_answer']).kernel_answer("
-          "get_ipython().user_ns, {request!r}, {reply!r})")
+          "get_ipython().user_ns)")
 KERNEL_OVERHEAD = 512 << 20
 KERNEL_THREADS = 16
 SPEC = "attention-grader"
@@ -68,11 +79,16 @@ class _Client(NotebookClient):
 
 class KernelTransport:
     """A `Transport` to an IPython kernel, confined like the fast engine's worker: the kernel
-    is started by `worker.kernel_main` in the same namespaces, private root, user and cgroup,
-    and talks over unix sockets in a folder that is the only writable place it shares with
-    the grader. A statement (`exec`) runs as a cell of its own; every other request is
-    answered by `worker.kernel_answer` inside the kernel, through a request and a reply file
-    in that folder."""
+    is started by `worker.kernel_main` in the same namespaces, private root, user and cgroup.
+    A statement (`exec`) runs as a cell of its own; every other request is answered by
+    `worker.kernel_answer` inside the kernel, on two pipes the grader made and the kernel
+    inherited: the grader never opens a path the student's code can write.
+
+    Jupyter's own messages use unix sockets that the kernel makes in a folder of its own,
+    new at each start; the grader connects to them once, before any student code runs in
+    that kernel, and never again (ZeroMQ's reconnection is off): a socket the code replaces
+    with a link is never followed. The connection file and the kernel spec are written
+    before the kernel starts, the spec in a folder only the grader can reach."""
 
     worker = Worker.KERNEL
     started = "started as an IPython kernel (--engine kernel)"
@@ -82,7 +98,9 @@ class KernelTransport:
         self.output = output
         self._client: NotebookClient | None = None
         self._proc: subprocess.Popen[bytes] | None = None
-        self._shared: Path | None = None
+        self._channel: tuple[int, int] | None = None  # (requests to write, replies to read)
+        self._folders: list[Path] = []
+        self._context: zmq.asyncio.Context | None = None
         self._executed = 0
         self._nonce = ""
 
@@ -92,15 +110,17 @@ class KernelTransport:
 
     def start(self, resources: Resources) -> bool:
         home = resources.home
-        shared = self._shared = home / "kernel"  # connection file, sockets, request, reply
-        shared.mkdir(exist_ok=True)
+        self._context = _no_reconnection()
+        # A new folder at each start: nothing a kernel before left there is ever used.
+        shared = Path(tempfile.mkdtemp(prefix="kernel-", dir=home))  # connection, sockets
+        specs = Path(tempfile.mkdtemp(prefix="grader-kernelspec-"))  # the grader's alone
+        self._folders = [shared, specs]
         # The kernel's own threads reserve address space and count as processes.
         env, confined = resources.environment(Extra(memory=KERNEL_OVERHEAD,
                                                     processes=KERNEL_THREADS,
                                                     writable=(shared,)))
         env["MALLOC_ARENA_MAX"] = "2"  # one 64 MiB arena per thread would eat the memory limit
-        specs = home / "kernels"
-        (specs / SPEC).mkdir(parents=True, exist_ok=True)
+        (specs / SPEC).mkdir()
         (specs / SPEC / "kernel.json").write_text(json.dumps({
             "argv": [*isolation.command(resources.offer, "kernel_main"), "-f",
                      "{connection_file}", *KERNEL_OPTIONS],
@@ -108,14 +128,17 @@ class KernelTransport:
         manager = AsyncKernelManager(kernel_name=SPEC, transport="ipc", ip=str(shared / "socket"),
                                      connection_file=str(shared / "connection.json"),
                                      kernel_spec_manager=KernelSpecManager(
-                                         kernel_dirs=[str(specs)]))
+                                         kernel_dirs=[str(specs)]),
+                                     context=self._context)
         client = _Client(new_notebook(), km=manager, timeout=self.limits.cell_timeout,
                          log=_QUIET, allow_errors=True, interrupt_on_timeout=True,
                          startup_timeout=60, resources={"metadata": {"path": str(home)}})
         self._client = client
         try:
-            client.start_new_kernel(cwd=str(home), env=env, stdin=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL)
+            with _channel(env) as (channel, kernel_ends):
+                self._channel = channel
+                client.start_new_kernel(cwd=str(home), env=env, stdin=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL, pass_fds=kernel_ends)
             client.start_new_kernel_client()
         except Exception as exc:  # it died at once: it could not be confined, or not start
             self.stop()
@@ -130,18 +153,26 @@ class KernelTransport:
     def stop(self) -> None:
         client, self._client = self._client, None
         self._proc = None
-        if client is None:
-            return
-        pid = getattr(getattr(client.km, "provisioner", None), "pid", None)
-        try:
-            if client.kc is not None:
-                client.kc.stop_channels()
-            if client.km is not None:
-                run_sync(client.km.shutdown_kernel)(now=True)  # type: ignore[arg-type]
-        except Exception:  # a dead kernel cannot be shut down politely
-            pass
-        if pid:
-            processes.kill_group(pid)
+        if client is not None:
+            pid = getattr(getattr(client.km, "provisioner", None), "pid", None)
+            try:
+                if client.kc is not None:
+                    client.kc.stop_channels()
+                if client.km is not None:
+                    run_sync(client.km.shutdown_kernel)(now=True)  # type: ignore[arg-type]
+            except Exception:  # a dead kernel cannot be shut down politely
+                pass
+            if pid:
+                processes.kill_group(pid)
+        channel, self._channel = self._channel, None
+        for fd in channel or ():
+            processes.close(fd)
+        for folder in self._folders:
+            shutil.rmtree(folder, ignore_errors=True)  # never follows a link inside
+        self._folders = []
+        context, self._context = self._context, None
+        if context is not None:
+            context.destroy(linger=0)
 
     def close(self) -> None:
         self.stop()
@@ -162,22 +193,20 @@ class KernelTransport:
 
     def _answer(self, header: dict[str, Any], value: Any, deadline: float,
                 limit: int = MAX_REPLY_BYTES) -> tuple[dict[str, Any], Any]:
-        """Ask `worker.kernel_answer` inside the kernel, through the request and reply files."""
-        assert self._shared is not None
-        request, reply = self._shared / "grader-request.bin", self._shared / "grader-reply.bin"
+        """Ask `worker.kernel_answer` inside the kernel: the request goes down one pipe and
+        the reply comes up the other while the cell that answers runs, each by `deadline`
+        and the reply within `limit` bytes of arrays. An exchange that fails leaves the pipes
+        out of step: WorkerLost, and the session starts a new kernel."""
+        assert self._channel is not None
+        requests, replies = self._channel
         nonce = secrets.token_hex(8)
-        request.write_bytes(protocol.pack(dict(header, id=nonce), value))
-        reply.unlink(missing_ok=True)
-        outputs, _ = self._run_source(ANSWER.format(request=str(request), reply=str(reply)),
-                                      deadline - time.monotonic())
-        if not reply.exists():
+        frame = protocol.pack(dict(header, id=nonce), value)
+        exchange = _Exchange(requests, replies, frame, nonce, deadline, limit)
+        exchange.start()
+        outputs, _ = self._run_source(ANSWER, deadline - time.monotonic())
+        answer = exchange.result(deadline)
+        if answer is None:
             raise WorkerLost(Status.CRASHED, f"the kernel did not answer ({_error(outputs)})")
-        if reply.stat().st_size > limit + protocol.MAX_HEADER + protocol.LENGTH.size:
-            raise WorkerLost(Status.CRASHED, "the kernel sent more than "
-                             f"{protocol.size_in_words(limit)} of arrays")
-        answer = decode_reply(reply.read_bytes())
-        if answer[0].get("id") != nonce:
-            raise WorkerLost(Status.CRASHED, "the kernel's answer was not to this request")
         return answer
 
     def _run_source(self, source: str, timeout: float) -> tuple[list[Any], float]:
@@ -240,6 +269,89 @@ class KernelTransport:
         if not self._nonce:
             self._nonce = secrets.token_hex(8)
         return f"# grader {self._nonce}: cell {cell}"
+
+
+class _Exchange:
+    """One request written and its reply read, on the grader's ends of the kernel's pipes,
+    in threads of their own while the cell that answers runs (a frame larger than a pipe's
+    buffer needs a reader on the other side as it is written)."""
+
+    def __init__(self, requests: int, replies: int, frame: bytes, nonce: str, deadline: float,
+                 limit: int) -> None:
+        self.requests, self.replies = requests, replies
+        self.frame, self.nonce, self.deadline, self.limit = frame, nonce, deadline, limit
+        self.reply: tuple[dict[str, Any], Any] | None = None
+        self.failure: WorkerLost | None = None
+        self._threads = [threading.Thread(target=self._write, daemon=True),
+                         threading.Thread(target=self._read, daemon=True)]
+
+    def start(self) -> None:
+        for thread in self._threads:
+            thread.start()
+
+    def result(self, deadline: float) -> tuple[dict[str, Any], Any] | None:
+        """The reply, or None when there was none by `deadline`; WorkerLost when the reply
+        itself was refused while the pipes stay in step (too large, malformed)."""
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        if self.failure is not None:
+            raise self.failure
+        return self.reply
+
+    def _write(self) -> None:
+        try:
+            protocol.write_by(self.requests, self.frame, self.deadline)
+        except (TimeoutError, OSError):
+            pass  # the reader sees no answer
+
+    def _read(self) -> None:
+        # Student code can write to the reply pipe; a frame that is not this reply is dropped.
+        for _ in range(MAX_STRAY_FRAMES):
+            try:
+                frame = protocol.read_frame(self.replies, self.deadline, self.limit,
+                                            drain_up_to=MAX_REPLY_BYTES)
+            except protocol.FrameTooLarge as exc:
+                if exc.drained:
+                    self.failure = WorkerLost(Status.CRASHED, TOO_LARGE, in_sync=True)
+                return
+            except (TimeoutError, EOFError, OSError):
+                return
+            try:
+                reply = decode_reply(frame)
+            except WorkerLost as lost:
+                self.failure = lost
+                return
+            if reply[0].get("id") == self.nonce:
+                self.reply = reply
+                return
+
+
+@contextlib.contextmanager
+def _channel(env: dict[str, str]) -> Iterator[tuple[tuple[int, int], tuple[int, int]]]:
+    """Two pipes for the kernel about to be started: yields the grader's ends (requests to
+    write, non-blocking; replies to read) and the kernel's, which its Popen passes on
+    (`pass_fds`; their numbers in `env`) and which are closed here once it has started."""
+    requests_r, requests_w = os.pipe()
+    replies_r, replies_w = os.pipe()
+    os.set_blocking(requests_w, False)
+    env[KERNEL_CHANNEL_ENV] = f"{requests_r},{replies_w}"
+    try:
+        yield (requests_w, replies_r), (requests_r, replies_w)
+    except BaseException:
+        for fd in (requests_w, replies_r):
+            processes.close(fd)
+        raise
+    finally:
+        for fd in (requests_r, replies_w):
+            os.close(fd)  # the kernel has its own copies
+
+
+def _no_reconnection() -> zmq.asyncio.Context:
+    """A ZeroMQ context whose sockets connect once and never again: a socket path that the
+    kernel's code replaces (with a link to another socket, say) is never followed."""
+    context = zmq.asyncio.Context()
+    context.setsockopt(zmq.RECONNECT_IVL, -1)
+    return context
 
 
 def _statement_source(source: str, index: int) -> str:

@@ -21,6 +21,7 @@ import ast
 import builtins
 import importlib.abc
 import importlib.machinery
+import io
 import linecache
 import os
 import signal
@@ -459,10 +460,14 @@ def _child_call(write_fd: int, target: Any, kind: str, value: Any, header: dict[
                 printed: int) -> None:
     me = os.getpid()
     reply = {"id": header.get("id")}
-    # Everything the call and its processes print goes to its own file.
+    # Everything the call and its processes print goes to its own file, through streams of
+    # its own: in a Jupyter kernel, sys.stdout is ipykernel's, whose flushes wait for an I/O
+    # thread that a forked process does not have (a print, or a warning, hung the call).
     os.dup2(printed, 1)
     os.dup2(printed, 2)
     os.close(printed)
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
     try:
         os.setpgid(0, 0)  # its own group, so everything it starts is killed with it
         result = invoke(target, kind, tuple(value["args"]), value.get("init") or {},
@@ -624,9 +629,19 @@ def main(rearm: bool = False) -> None:
     Worker().serve(in_fd, out_fd)
 
 
+KERNEL_CHANNEL_ENV = "GRADER_KERNEL_CHANNEL"
+
+
 def kernel_main() -> None:
     """Entry point of `--engine kernel`: confined exactly as `main`, then an IPython kernel
-    (arguments: -f CONNECTION_FILE). A kernel that cannot be confined never starts."""
+    (arguments: -f CONNECTION_FILE). A kernel that cannot be confined never starts. The
+    grader's requests and replies travel on two pipes it made and the kernel inherited
+    (their numbers in GRADER_KERNEL_CHANNEL), never through a file."""
+    global _KERNEL_CHANNEL
+    requests, replies = (int(fd) for fd in os.environ.pop(KERNEL_CHANNEL_ENV).split(","))
+    for fd in (requests, replies):
+        os.set_inheritable(fd, False)  # no process the student starts gets them
+    _KERNEL_CHANNEL = (requests, replies)
     error = _confine()
     if error:
         print(f"[grader] refusing to start the kernel unconfined: {error}", file=sys.stderr)
@@ -656,22 +671,23 @@ EXPOSED = False
 
 
 _KERNEL_WORKER: Worker | None = None
+_KERNEL_CHANNEL: tuple[int, int] = (-1, -1)
 
 
-def kernel_answer(namespace: dict[str, Any], request: str, reply: str) -> None:
-    """Answer one request file with a reply file, inside a Jupyter kernel (`--engine kernel`).
+def kernel_answer(namespace: dict[str, Any]) -> None:
+    """Answer one request from the grader, inside a Jupyter kernel (`--engine kernel`): read
+    its frame from the request pipe, write the reply's to the reply pipe.
 
     The kernel's namespace is the student's; the same Worker answers calls and snapshots, so
     both engines check exercises the same way.
     """
     global _KERNEL_WORKER
+    requests, replies = _KERNEL_CHANNEL
     if _KERNEL_WORKER is None or _KERNEL_WORKER.namespace is not namespace:
         _KERNEL_WORKER = Worker(namespace)
-    with open(request, "rb") as stream:
-        header, value = protocol.unpack(stream, MAX_CHILD_BYTES)
-    frame = _KERNEL_WORKER.answer(header, value)
-    with open(reply, "wb") as stream:
-        stream.write(frame)
+        _KERNEL_WORKER.channel = _KERNEL_CHANNEL  # closed in every process a call forks
+    header, value = protocol.unpack(io.FileIO(requests, "rb", closefd=False), MAX_CHILD_BYTES)
+    protocol.write_all(replies, _KERNEL_WORKER.answer(header, value))
 
 
 if __name__ == "__main__":
