@@ -39,16 +39,25 @@ class Comparison:
     """Expected and obtained side by side, for outputs that can be drawn."""
 
 
-def describe_type(value: Any) -> str:
-    """A short name for what was returned: "a str", "a tuple of 3 values", "None"."""
+MOST_COUNTED = 10
+"""The most values of a returned tuple or list that a message counts: a count is a number the
+student's code chooses, and on a hidden case it could spell out the case's inputs."""
+
+
+def describe_type(value: Any, reveal: bool = True) -> str:
+    """A short name for what was returned: "a str", "a tuple of 3 values", "None"; without
+    `reveal` (a hidden case), an array by its number of dimensions, not its shape."""
     if value is None:
         return "None"
     if isinstance(value, Unsupported):
         return f"a {value.type_name}"
     if isinstance(value, (tuple, list)):
-        return f"a {type(value).__name__} of {len(value)} values"
+        count = (str(len(value)) if len(value) <= MOST_COUNTED
+                 else f"more than {MOST_COUNTED}")
+        return f"a {type(value).__name__} of {count} values"
     if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape}"
+        return (f"an array of shape {value.shape}" if reveal
+                else f"an array of {value.ndim} dimensions")
     return f"a {type(value).__name__}"
 
 
@@ -66,19 +75,33 @@ def as_float_array(value: Any) -> tuple[np.ndarray | None, str]:
                       "numbers (are the parts of different shapes?)")
 
 
-def split_outputs(value: Any, names: tuple[str, ...]) -> tuple[list[Any] | None, str]:
+def split_outputs(value: Any, names: tuple[str, ...], reveal: bool = True
+                  ) -> tuple[list[Any] | None, str]:
     """Split a return value into one item per expected output."""
     if len(names) == 1:
         return [value], ""
     if isinstance(value, (tuple, list)) and len(value) == len(names):
         return list(value), ""
     wanted = f"a tuple of {len(names)} values ({', '.join(names)})"
-    return None, f"returned {describe_type(value)}; expected {wanted}"
+    return None, f"returned {describe_type(value, reveal)}; expected {wanted}"
 
 
-def shape_problem(obtained: np.ndarray, expected: np.ndarray) -> str:
-    """Why two shapes differ, with a hint when the difference is a familiar one."""
-    message = f"shape {obtained.shape}, expected {expected.shape}"
+HIDDEN_SHAPE = ("a shape with sizes that are not the expected {expected}'s nor the inputs' "
+                "(a hidden case: they are not shown)")
+
+
+def shape_problem(obtained: np.ndarray, expected: np.ndarray, reveal: bool = True,
+                  sizes: frozenset[int] = frozenset()) -> str:
+    """Why two shapes differ, with a hint when the difference is a familiar one.
+
+    Without `reveal` (a hidden case), the student's shape is said only when each of its sizes
+    is 1, one of the expected shape's or one of `sizes` (the case's inputs'): a shape is
+    numbers the student's code chooses, and `(0, 652, 175, 1664)` could spell out a hidden
+    case's inputs."""
+    if reveal or set(obtained.shape) <= {*expected.shape, *sizes, 1}:
+        message = f"shape {obtained.shape}, expected {expected.shape}"
+    else:
+        message = HIDDEN_SHAPE.format(expected=expected.shape)
     if obtained.ndim == 2 and obtained.shape[::-1] == expected.shape:
         return message + " (it looks transposed)"
     if obtained.size == expected.size:
@@ -157,13 +180,16 @@ def _view(label: str, obtained: np.ndarray, expected: np.ndarray,
 
 def compare(value: Any, expected: tuple[np.ndarray, ...], names: tuple[str, ...],
             rtol: float, atol: float, reveal: bool,
-            axes: Mapping[str, tuple[str, str]] | None = None) -> Comparison:
+            axes: Mapping[str, tuple[str, str]] | None = None,
+            sizes: frozenset[int] = frozenset()) -> Comparison:
     """Compare a return value with the reference outputs.
 
+    `sizes` are the sizes of the case's inputs, which a hidden case's message may say of the
+    student's shape (`shape_problem`).
     `reveal` allows expected values in the message (public cases only); `axes` names the
     rows and columns of each output for its heatmap.
     """
-    items, problem = split_outputs(value, names)
+    items, problem = split_outputs(value, names, reveal)
     if items is None:
         return Comparison(False, problem)
     obtained_all: list[np.ndarray] = []
@@ -176,7 +202,7 @@ def compare(value: Any, expected: tuple[np.ndarray, ...], names: tuple[str, ...]
             return Comparison(False, prefix + problem)
         obtained_all.append(obtained)
         if obtained.shape != reference.shape:
-            problems.append(prefix + shape_problem(obtained, reference))
+            problems.append(prefix + shape_problem(obtained, reference, reveal, sizes))
             continue
         text, mismatched = value_problem(obtained, reference, rtol, atol, reveal)
         special = non_finite_problem(obtained, reference, reveal)

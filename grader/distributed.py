@@ -55,6 +55,8 @@ WORKERS_TIMEOUT_S = 120
 """How long a batch waits for a first worker to join, or for one to come back when every
 worker has left (the batch stops then; what was graded is in the gradebook)."""
 WIDTH_EVERY_S = 1.0
+LOOPBACK = "127.0.0.1"
+"""Where a local:N cluster's dashboard listens: reachable from this machine only."""
 
 
 def parcel(path: Path, options: grading.Options) -> tuple[bytes, int]:
@@ -150,6 +152,8 @@ class Cluster:
     def __init__(self, address: str, assignment: Assignment, options: grading.Options) -> None:
         self.address, self.assignment, self.options = address, assignment, options
         self.label = "grading on Dask"
+        self.dashboard = ""
+        """The dashboard of a local:N cluster (on 127.0.0.1); another cluster's is its own."""
         self._stack = ExitStack()
         self._lock = threading.Lock()
         self._remote: dict[Future[batch.Graded], Any] = {}
@@ -167,6 +171,8 @@ class Cluster:
                 Grading(name, self.assignment.name, self.options), name=name)
             workers = len(self._client.nthreads())
             self.label = f"grading on {workers} Dask worker{'s' * (workers != 1)}"
+            if self.dashboard:
+                self.label += f", dashboard {self.dashboard}"
             self._stack = stack.pop_all()
         return self
 
@@ -176,9 +182,13 @@ class Cluster:
             if not count.isdigit() or int(count) < 1:
                 raise UsageError(f"--dask {self.address}: write local:N, N worker processes "
                                  "on this machine, for example local:4")
+            # Dask's web pages have no authentication and show the workers' logs and stacks:
+            # on this machine only (":0" would listen on every interface). The scheduler, the
+            # workers and their own pages listen on 127.0.0.1 too (LocalCluster's default).
             local = stack.enter_context(distributed.LocalCluster(
                 n_workers=int(count), threads_per_worker=1, processes=True,
-                dashboard_address=":0", silence_logs=logging.ERROR))
+                dashboard_address=f"{LOOPBACK}:0", silence_logs=logging.ERROR))
+            self.dashboard = local.dashboard_link
             return stack.enter_context(distributed.Client(local))
         security = distributed.Security()  # Dask's configuration: TLS certificates
         if self.address.startswith("tls://") and not (

@@ -6,7 +6,9 @@ the stages before it.
 
 from __future__ import annotations
 
+import builtins
 import json
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -340,8 +342,10 @@ def judge(exercise: Exercise, case: Case, value: object, expected: references.Ou
           inputs: tuple[object, ...], context: Context | None = None
           ) -> tuple[CheckResult, bool]:
     """Compare a returned value with the reference and diagnose it; (check, passed)."""
+    sizes = frozenset(n for item in inputs if isinstance(item, np.ndarray) for n in item.shape)
     result = compare.compare(value, expected, exercise.outputs, case.rtol, case.atol,
-                             reveal=case.visibility is Visibility.PUBLIC, axes=exercise.axes)
+                             reveal=case.visibility is Visibility.PUBLIC, axes=exercise.axes,
+                             sizes=sizes)
     if result.passed:
         return scoring.passed_check(case.name, exercise, visibility=case.visibility,
                                     note=case.note), True
@@ -353,6 +357,8 @@ def judge(exercise: Exercise, case: Case, value: object, expected: references.Ou
                                     expected)
         diagnosis = diagnose.diagnose(exercise, inputs, case.init_kwargs, result.obtained,
                                       expected, context.reads, context.example, matching)
+        if case.visibility is Visibility.HIDDEN:
+            diagnosis = diagnose.without_numbers(diagnosis)
         if len(matching) > 1:
             alternatives = tuple(Diagnosis(m.id, m.message) for m in matching)
     detail = ""
@@ -363,6 +369,31 @@ def judge(exercise: Exercise, case: Case, value: object, expected: references.Ou
                                  diagnosis=diagnosis, views=result.views,
                                  visibility=case.visibility, note=case.note)
     return replace(check, alternatives=alternatives, detail=detail), False
+
+
+_RAISED = re.compile(r"raised (?P<name>[A-Za-z_]\w*)(?P<said>.*?)(?P<where> \(line \d+\))?",
+                     re.S)
+KNOWN_ERRORS = frozenset(
+    {name for name, value in vars(builtins).items()
+     if isinstance(value, type) and issubclass(value, BaseException)}
+    | {"AxisError", "LinAlgError"})
+"""Exception classes whose names a hidden check may say: Python's and numpy's usual ones. A
+class the student's code defines has a name it chooses, which could spell out the inputs."""
+
+
+def hidden_error(message: str) -> str:
+    """A hidden call's error as students see it: its exception class (a usual one) and line,
+    never its message, which the student's code writes and could fill with the hidden inputs
+    (`raise ValueError(repr(x))`). Messages the grader writes (a timeout, a crash) are kept."""
+    match = _RAISED.fullmatch(message)
+    if match is None:
+        return message
+    name, where = match["name"], match["where"] or ""
+    what = f"raised {name}" if name in KNOWN_ERRORS else "raised an exception of its own class"
+    if not match["said"].strip():
+        return what + where
+    return (f"{what}{where}; its message is shown for public checks only, since it could hold "
+            "this hidden case's inputs")
 
 
 def reply_limit(expected: references.Outputs) -> int:
@@ -398,12 +429,14 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
             else:  # an index out of range, say, because N is the notebook's global
                 diagnosis = diagnose.uses_global(exercise, context.reads, inputs,
                                                  context.example)
-            message = outcome.message
+            message, detail = outcome.message, ""
             if outcome.status is Status.MISSING and exercise.notebook:
                 message += f" (it belongs in {exercise.notebook})"
+            if case.visibility is Visibility.HIDDEN:  # the whole message once it is due
+                message, detail = hidden_error(message), cap(message)
             check = scoring.failed_check(
                 case.name, exercise, outcome.status, message, diagnosis=diagnosis,
-                visibility=case.visibility, note=case.note)
+                visibility=case.visibility, note=case.note, detail=detail)
         first = first or check
         if outcome.status in (Status.MISSING, Status.TIMEOUT):
             break  # never defined, or too slow to try twice

@@ -6,11 +6,15 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
+import shlex
 import shutil
 import stat
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 import zipfile
+from pathlib import Path
 
 import yaml
 
@@ -116,28 +120,201 @@ def test_gradescope_with_nothing_submitted(tmp_path, monkeypatch):
     assert "**Could not be graded.** no .ipynb or .py file was submitted" in results["output"]
 
 
-def test_the_example_workflow_grades_a_student_repository(tmp_path):
-    workflow = yaml.safe_load((ROOT / "examples" / "github-classroom.yml").read_text())
-    steps = workflow["jobs"]["grade"]["steps"]
-    grade_step = next(step for step in steps if step.get("id") == "grade")
-    points_step = next(step for step in steps if step.get("id") == "points")
+STUDENT_WORKFLOW = ROOT / "examples" / "github-student-feedback.yml"
+INSTRUCTOR_WORKFLOW = ROOT / "examples" / "github-instructor-grading.yml"
+SHELL_OPERATORS = {"|", "||", "&&", ";", ">", ">>", "<", "&"}
+
+
+def _workflow(path: Path) -> dict:
+    """A workflow as GitHub reads it, checked for the keys GitHub requires. (YAML 1.1 reads
+    a bare `on` as True; GitHub reads it as the key `on`.)"""
+    workflow = yaml.safe_load(path.read_text())
+    if True in workflow:
+        workflow["on"] = workflow.pop(True)
+    assert {"name", "on", "permissions", "jobs"} <= set(workflow), path
+    assert workflow["jobs"], path
+    for name, job in workflow["jobs"].items():
+        assert isinstance(job["runs-on"], str) and job["steps"], (path, name)
+        for step in job["steps"]:
+            assert ("uses" in step) != ("run" in step), (path, name, step)
+            # A run script takes what it needs from `env:`, never from `${{ }}` pasted into it.
+            assert "${{" not in step.get("run", ""), (path, name, step)
+    return workflow
+
+
+def _steps(workflow: dict) -> list[dict]:
+    return [step for job in workflow["jobs"].values() for step in job["steps"]]
+
+
+def _grade_commands(workflow: dict) -> list[list[str]]:
+    """Every `grade ...` command of the workflow's run scripts, as the shell would pass its
+    arguments, the workflow's `env` values put in."""
+    commands = []
+    for step in _steps(workflow):
+        script = step.get("run", "").replace("\\\n", " ")
+        for line in script.splitlines():
+            words = shlex.split(line, comments=True)
+            if not words or words[0] != "grade":
+                continue
+            cut = next((i for i, word in enumerate(words) if word in SHELL_OPERATORS),
+                       len(words))
+            commands.append([re.sub(r"\$\{?(\w+)\}?", lambda m: workflow["env"][m[1]], word)
+                             for word in words[1:cut]])
+    return commands
+
+
+def _grade_shim(folder: Path) -> Path:
+    """A `grade` on the PATH that runs the grader under test, whichever one is installed."""
+    folder.mkdir()
+    shim = folder / "grade"
+    shim.write_text(f"#!/bin/sh\nPYTHONPATH='{ROOT}' exec '{sys.executable}' -m grader \"$@\"\n")
+    shim.chmod(0o755)
+    return folder
+
+
+def _run_step(step: dict, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """A step's script as GitHub runs it on Linux (`bash -e`)."""
+    return subprocess.run(["bash", "-e", "-c", step["run"]], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_student_workflow_is_given_no_secret_and_only_checks():
+    text = STUDENT_WORKFLOW.read_text()
+    workflow = _workflow(STUDENT_WORKFLOW)
+    assert "secrets." not in text and "GRADER_REFERENCES" not in text
+    assert workflow["permissions"] == {"contents": "read"}
+    commands = _grade_commands(workflow)
+    assert commands == [["check", "--assignment", "udl_attention", "udl_attention.ipynb",
+                         "--md", "feedback.md", "--json", "check.json"]]
+    for argv in commands:
+        assert cli.build_parser().parse_args(argv).handler is cli._cmd_check
+
+
+def test_the_student_workflow_gives_feedback_from_what_the_package_ships(tmp_path):
+    workflow = _workflow(STUDENT_WORKFLOW)
+    steps = {step.get("name"): step for step in _steps(workflow)}
     repository = tmp_path / "student-repo"
     repository.mkdir()
     shutil.copy(SEED002, repository / workflow["env"]["NOTEBOOK"])
     summary = tmp_path / "summary.md"
+    summary.write_text("")
+    empty = tmp_path / "nothing-hidden"
+    empty.mkdir()
+    # No hidden reference and no solution anywhere the grader looks: only the package's own.
     env = dict(os.environ, **workflow["env"], GITHUB_ACTIONS="true",
-               GITHUB_STEP_SUMMARY=str(summary),
-               GRADER_REFERENCES=str(ROOT / "solutions" / "references"))
-    graded = subprocess.run(["bash", "-e", "-c", grade_step["run"]], cwd=repository, env=env,
-                            capture_output=True, text=True, timeout=300)
+               GITHUB_STEP_SUMMARY=str(summary), GRADER_REFERENCES=str(empty),
+               GRADER_SOLUTIONS=str(empty),
+               PATH=f"{_grade_shim(tmp_path / 'bin')}:{os.environ['PATH']}")
+    checked = _run_step(steps["Check the public cases"], repository, env)
+    assert checked.returncode == 1, checked.stderr  # seed002 fails a public check
+    assert checked.stdout.startswith("::stop-commands::")
+    result = json.loads((repository / "check.json").read_text())
+    assert result["public_only"] is True and result["status"] == "graded"
+    assert all(check["visibility"] == "public" for exercise in result["exercises"]
+               for check in exercise["checks"])
+    assert _run_step(steps["Feedback in the job summary"], repository, env).returncode == 0
+    feedback = summary.read_text()
+    assert "Each head's attention matrix is applied transposed" in feedback
+    assert "**Public checks only** (a self-check, not the grade)" in feedback
+
+
+def test_the_instructor_workflow_runs_real_commands_and_no_secret_reaches_student_code():
+    workflow = _workflow(INSTRUCTOR_WORKFLOW)
+    assert workflow["on"] == {"workflow_dispatch": None}
+    assert workflow["permissions"] == {"contents": "read"}
+    assert "/" not in workflow["env"]["NOTEBOOK"]  # a link on the way would not be seen
+    commands = _grade_commands(workflow)
+    assert [argv[:2] for argv in commands] == [["doctor"], ["batch", "submissions/"],
+                                                ["gradebook", "export"],
+                                                ["gradebook", "export"]]
+    for argv in commands:
+        cli.build_parser().parse_args(argv)  # a UsageError names what it does not accept
+    assert ["--column", "udl_attention=Self-attention (4242)"] == commands[3][6:8]
+    steps = _steps(workflow)
+    with_secrets = {step["id"]: step["env"] for step in steps if "secrets." in str(step)}
+    assert with_secrets == {
+        "clone": {"READ_TOKEN": "${{ secrets.STUDENT_REPOS_READ_TOKEN }}"},
+        "status": {"GH_TOKEN": "${{ secrets.STUDENT_REPOS_STATUS_TOKEN }}"}}
+    for step in steps:  # what runs `grade` runs no git and no gh, and is given no token
+        if re.search(r"^\s*grade ", step.get("run", ""), re.M):
+            assert not re.search(r"\b(git|gh)\b", step["run"]) and "secrets." not in str(step)
+
+
+def _student_repository(server: Path, name: str, files: dict[str, Path | str]) -> str:
+    """A repository under a fake GitHub: its files (a str is a symbolic link's target) in one
+    commit; returns that commit."""
+    folder = server / f"{name}.git"
+    folder.mkdir(parents=True)
+    git = ["git", "-C", str(folder), "-c", "user.name=Student", "-c", "user.email=s@example.edu"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (folder / "README.md").write_text("# my attention notebook\n")
+    for file, content in files.items():
+        if isinstance(content, str):
+            (folder / file).symlink_to(content)
+        else:
+            shutil.copy(content, folder / file)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "hand in"], check=True)
+    return subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_the_instructor_workflow_grades_clones_and_posts_statuses(tmp_path):
+    workflow = _workflow(INSTRUCTOR_WORKFLOW)
+    steps = {step.get("id"): step for step in _steps(workflow)}
+    notebook = workflow["env"]["NOTEBOOK"]
+    server = tmp_path / "github"
+    hidden = ROOT / "solutions" / "references" / "udl_attention.npz"
+    commits = {
+        "alice": _student_repository(server / "course", "udl-alice", {notebook: SEED002}),
+        "bob": _student_repository(server / "course", "udl-bob", {"other.ipynb": SEED002}),
+        "carol": _student_repository(server / "course", "udl-carol", {notebook: str(hidden)}),
+    }
+    workspace = tmp_path / "instructor"
+    workspace.mkdir()
+    (workspace / "roster.txt").write_text(
+        "# login repository\nalice course/udl-alice\nbob course/udl-bob\n"
+        "carol course/udl-carol\ndave course/udl-dave\n")
+    gh_log = tmp_path / "gh.jsonl"
+    tools = _grade_shim(tmp_path / "bin")
+    (tools / "gh").write_text(f"#!{sys.executable}\nimport json, sys\nwith open({str(gh_log)!r}, "
+                              "'a') as log:\n    log.write(json.dumps(sys.argv[1:]) + '\\n')\n")
+    (tools / "gh").chmod(0o755)
+    env = dict(os.environ, **workflow["env"], GITHUB_ACTIONS="true",
+               GITHUB_SERVER_URL=server.as_uri(), READ_TOKEN="read-token-1234",
+               GH_TOKEN="status-token", GRADER_REFERENCES=str(hidden.parent),
+               PATH=f"{tools}:{os.environ['PATH']}")
+    env.pop("GITHUB_STEP_SUMMARY", None)
+
+    cloned = _run_step(steps["clone"], workspace, env)
+    assert cloned.returncode == 0, cloned.stderr
+    assert "course/udl-dave: could not be cloned; dave is not graded" in cloned.stderr
+    assert (workspace / "commits.tsv").read_text().splitlines() == [
+        f"{login}\tcourse/udl-{login}\t{sha}" for login, sha in commits.items()]
+    assert sorted(p.relative_to(workspace).as_posix()
+                  for p in (workspace / "submissions").rglob("*")) == [
+        "submissions/alice", f"submissions/alice/{notebook}", "submissions/bob",
+        "submissions/carol"]  # carol's notebook is a link to the runner's references
+    assert not any("read-token" in p.read_text(errors="replace")
+                   for p in (workspace / "repos").rglob("config"))
+
+    graded = _run_step(steps["grade"], workspace, env)
     assert graded.returncode == 0, graded.stderr
-    assert graded.stdout.startswith("::stop-commands::")
-    assert json.loads((repository / "result.json").read_text())["score"] == \
-        4.0
-    assert ET.parse(repository / "junit.xml").getroot().tag == "testsuites"
-    assert "Each head's attention matrix is applied transposed" in \
-        (repository / "feedback.md").read_text()
-    assert "## Feedback: " in summary.read_text()
-    points = subprocess.run(["bash", "-c", points_step["with"]["command"]], cwd=repository,
-                            env=env, capture_output=True, text=True, timeout=300)
-    assert points.returncode == 1  # 4 < 10: the all-or-nothing Classroom test fails
+    assert "graded 1, skipped 0 already in the gradebook, 0 could not be graded" in graded.stdout
+    exported = _run_step(steps["export"], workspace, env)
+    assert exported.returncode == 0, exported.stderr
+    canvas = (workspace / "graded" / "canvas.csv").read_text().splitlines()
+    assert canvas[0].endswith(",Self-attention (4242)") and canvas[2] == "alice,,,alice,,4"
+
+    posted = _run_step(steps["status"], workspace, env)
+    assert posted.returncode == 0, posted.stderr
+    calls = [json.loads(line) for line in gh_log.read_text().splitlines()]
+
+    def status(login: str, state: str, description: str) -> list[str]:
+        return ["api", "--method", "POST", f"repos/course/udl-{login}/statuses/{commits[login]}",
+                "-f", f"state={state}", "-f", "context=grading/udl_attention",
+                "-f", f"description={description}"]
+
+    nothing = f"no {notebook} in this commit: nothing was graded"
+    assert calls == [status("alice", "success", "4 / 10 points"),
+                     status("bob", "failure", nothing), status("carol", "failure", nothing)]

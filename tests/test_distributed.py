@@ -9,6 +9,7 @@ No test asserts a time: the machine is shared.
 from __future__ import annotations
 
 import io
+import ipaddress
 import logging
 import os
 import re
@@ -381,6 +382,64 @@ def test_tls_between_client_and_scheduler(tmp_path):
     assert (summary.graded, summary.errors) == (2, 0)
     assert [(row.student, row.score) for row in Gradebook(tmp_path / "out").rows()] == [
         ("alice", 10.0), ("bob", 10.0)]
+
+
+def _descendants() -> set[int]:
+    """This process and every process under it."""
+    parents = {}
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/stat") as stat:
+                parents[int(name)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError):
+            continue
+    found, todo = set(), [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        found.add(pid)
+        todo += [child for child, parent in parents.items() if parent == pid]
+    return found
+
+
+def _listening(pids: set[int]) -> set[tuple[str, int]]:
+    """The (address, port) of every TCP socket these processes listen on, IPv4 and IPv6."""
+    inodes = set()
+    for pid in pids:
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if link.startswith("socket:["):
+                    inodes.add(link[8:-1])
+        except OSError:  # gone, or not ours to read
+            continue
+    found = set()
+    for table, size in (("/proc/net/tcp", 4), ("/proc/net/tcp6", 16)):
+        with open(table) as lines:
+            for line in list(lines)[1:]:
+                fields = line.split()
+                local, state, inode = fields[1], fields[3], fields[9]
+                if state != "0A" or inode not in inodes:  # 0A: LISTEN
+                    continue
+                address, port = local.split(":")
+                # The kernel prints each 32-bit word of the address in host (little) endian.
+                raw = b"".join(bytes.fromhex(address[i:i + 8])[::-1]
+                               for i in range(0, 2 * size, 8))
+                found.add((ipaddress.ip_address(raw).compressed, int(port, 16)))
+    return found
+
+
+def test_a_local_cluster_and_its_dashboard_listen_on_loopback_only():
+    from grader.distributed import Cluster
+
+    before = _listening(_descendants())
+    with Cluster("local:1", registry.get("udl_attention"), OPTIONS) as pool:
+        opened = _listening(_descendants()) - before
+        # The dashboard (no authentication), the scheduler, the nanny, the worker, its pages.
+        assert pool.dashboard.startswith("http://127.0.0.1:"), pool.dashboard
+        port = int(pool.dashboard.split(":")[2].split("/")[0])
+        assert ("127.0.0.1", port) in opened and len(opened) >= 4, opened
+        assert {address for address, _ in opened} == {"127.0.0.1"}, opened
+        assert pool.label == f"grading on 1 Dask worker, dashboard {pool.dashboard}"
 
 
 @pytest.mark.parametrize("address, message", [

@@ -196,3 +196,64 @@ def softmax(items_in):
                                             "outputs hold; it was not compared")
     assert checks["one-element"].passed and checks["vector"].passed
     assert "restart" not in result.isolation
+
+
+# The review of #21 found two more ways out: a hidden call's exception message, and the shape
+# of what it returns (numbers the student's code chooses).
+RAISES_ITS_INPUTS = '''import numpy as np
+
+class Leak(Exception):
+    pass
+
+def softmax(items_in):
+    x = np.asarray(items_in, dtype=float)
+    if x.size == 6:
+        raise ValueError("inputs=%r" % (x.tolist(),))
+    if x.size == 5:
+        raise type("V" + "_".join(str(int(abs(v))) for v in x), (Exception,), {})()
+    if x.size == 1:
+        return np.zeros((0,) + tuple(int(abs(v) * 1000) % 60000 + 2 for v in x[:3]))
+    raise ValueError("public inputs=%r" % (x.tolist(),))
+'''
+
+
+def test_a_hidden_calls_exception_says_its_class_and_line_never_its_message(make_submission):
+    result = grading.grade(make_submission(RAISES_ITS_INPUTS, name="alice_udl_attention"), UDL,
+                           OPTIONS)
+    checks = {c.name: c for c in result.exercises[0].checks}
+    assert checks["six-values"].message == (
+        "raised ValueError (line 9); its message is shown for public checks only, since it "
+        "could hold this hidden case's inputs")
+    # The class's name is the code's to choose: not said either.
+    assert checks["large-values"].message == "raised an exception of its own class (line 11)"
+    assert checks["one-element"].message == (
+        "a shape with sizes that are not the expected (1,)'s nor the inputs' (a hidden case: "
+        "they are not shown)")
+    # A public check shows all of it: its inputs ship with the stubs.
+    assert checks["vector"].message.startswith("raised ValueError: public inputs=[")
+    hidden = hidden_inputs()
+    for name, text in student_texts(result).items():
+        assert [value for value in hidden if value in text] == [], name
+        assert "V_189" not in text and "652" not in text, name
+
+
+def test_a_count_or_a_sum_of_the_students_output_is_not_said_on_a_hidden_check(
+        make_submission):
+    code = '''import numpy as np
+
+def softmax(items_in):
+    n = int(abs(items_in[0]) * 1000)
+    if len(items_in) == 6:  # ragged: does not convert to an array
+        return tuple(np.zeros(i) for i in range(n + 11))
+    return np.full(len(items_in), n + 0.5)  # each sums to a number of its choosing
+'''
+    result = grading.grade(make_submission(code, name="alice_udl_attention"), UDL, OPTIONS)
+    checks = {c.name: c for c in result.exercises[0].checks}
+    assert checks["six-values"].message == (
+        "returned a tuple of more than 10 values that does not convert to an array of numbers "
+        "(are the parts of different shapes?)")
+    normalised = checks["one-element"].diagnosis
+    assert (normalised.id, normalised.message) == (
+        "weights-not-normalised", "The attention weights do not sum to 1 for every query.")
+    # On the public case the student's own numbers are said.
+    assert "yours sum to between" in checks["vector"].diagnosis.message

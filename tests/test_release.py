@@ -412,6 +412,10 @@ def _hide(notebook: dict, place: str) -> str:
     place as release names it."""
     cells = notebook["cells"]
     text = {"cell_type": "markdown", "metadata": {}, "source": "## Notes\n"}
+    if place == "solution line respaced":  # spacing changed (the review of #21 found it)
+        cells.append(dict(text, source="```python\nangles=positions*frequencies[np.newaxis,:]"
+                                       "  # the angles\n```\n"))
+        return rf"cell {len(cells)} \(markdown\), its source"
     if place in ("markdown", "raw", "solution line alone"):
         source = ANSWER if place != "solution line alone" else f"```python\n{ANSWER_LINE}\n```\n"
         cells.append({"cell_type": "raw" if place == "raw" else "markdown", "metadata": {},
@@ -431,14 +435,18 @@ def _hide(notebook: dict, place: str) -> str:
 
 
 @pytest.mark.parametrize("place", ["markdown", "raw", "attachment", "cell metadata",
-                                   "notebook metadata", "solution line alone"])
+                                   "notebook metadata", "solution line alone",
+                                   "solution line respaced"])
 def test_release_refuses_a_solution_in_any_cell_or_metadata(tmp_path, monkeypatch, place):
     """Release read code cells only: a master's answer between the markers in a text cell, an
     attachment or metadata went out verbatim, and `grade release` exited 0."""
     notebook = json.loads((Layout.current().exercises / f"{PE}.ipynb").read_text())
     where = _hide(notebook, place)
-    what = (r"a line of the solution \(angles = positions \* frequencies\[np\.newaxis, :\]\)"
-            if place == "solution line alone" else r"a solution marker \(BEGIN SOLUTION\)")
+    what = {"solution line alone":
+            r"a line of the solution \(angles = positions \* frequencies\[np\.newaxis, :\]\)",
+            "solution line respaced":
+            r"a line of the solution \(angles=positions\*frequencies\[np\.newaxis,:\]  # the "
+            r"angles\)"}.get(place, r"a solution marker \(BEGIN SOLUTION\)")
     message = rf"positional_encoding\.ipynb: {where}, holds {what}; {FIX}"
     with pytest.raises(SpecError, match=message):
         _release_of(tmp_path, monkeypatch, notebook)

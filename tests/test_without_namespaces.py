@@ -189,3 +189,59 @@ def test_a_file_the_grader_holds_that_others_can_open_is_named_with_its_fix(tmp_
         assert "softmax" in done.stdout
     finally:
         shutil.rmtree(where, ignore_errors=True)
+
+
+def _owned_ipc(uid: int) -> list[str]:
+    """The System V IPC objects a user owns, as "kind id"."""
+    found = []
+    for kind in ("msg", "sem", "shm"):
+        lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        column = lines[0].split().index("uid")
+        found += [f"{kind} {line.split()[1]}" for line in lines[1:]
+                  if int(line.split()[column]) == uid]
+    return found
+
+
+def test_what_a_leased_user_leaves_where_every_user_may_write_is_removed():
+    """Without IPC or mount namespaces, a file in /run/lock and a System V message queue
+    outlived a submission, and the next student of a batch read the hidden inputs the first
+    had left there (the red-team review of #21). Every folder others may write is found, not
+    listed, and everything the user owns there, and in System V IPC, goes with it."""
+    import ctypes
+
+    uid = 2_999_777
+    folders = isolation.shared_writable()
+    assert {"/tmp", "/dev/shm"} <= set(folders)
+    if os.path.isdir("/run/lock"):
+        assert "/run/lock" in folders
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the student: leave something everywhere it can
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            libc = ctypes.CDLL(None, use_errno=True)
+            made = [libc.msgget(0x5AFE0, 0o1666), libc.semget(0x5AFE1, 1, 0o1666),
+                    libc.shmget(0x5AFE2, 4096, 0o1666)]
+            left = []
+            for folder in folders:
+                path = os.path.join(folder, f"left-by-{uid}")
+                try:
+                    with open(path, "w") as stream:
+                        stream.write("hidden inputs")
+                    left.append(path)
+                except OSError:
+                    pass
+            os.write(write, json.dumps({"ipc": made, "left": left}).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as stream:
+        planted = json.loads(stream.read())
+    os.waitpid(pid, 0)
+    assert all(ipc_id >= 0 for ipc_id in planted["ipc"]) and len(_owned_ipc(uid)) == 3
+    assert len(planted["left"]) >= 2 and all(os.path.exists(p) for p in planted["left"])
+    isolation.end_user(uid)
+    assert [p for p in planted["left"] if os.path.lexists(p)] == []
+    assert _owned_ipc(uid) == []

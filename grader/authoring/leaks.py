@@ -17,6 +17,7 @@ import binascii
 import io
 import json
 import re
+import tokenize
 import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -54,7 +55,7 @@ def solution_lines(solution: str, given: Iterable[str]) -> frozenset[str]:
     `...` before it: a solution in a markdown code block, commented out in a stub, printed in
     an output. A sentence that quotes a line among other words does not count: the exercise
     text may spell out a step (`attn_output, _ = self.self_attn(x, x, x)`) on purpose."""
-    held = {line.strip() for text in given for line in text.splitlines()}
+    held = {_normal(line) for text in given for line in text.splitlines()}
     lines = solution.splitlines()
     try:
         tree: ast.AST | None = ast.parse(solution)
@@ -68,8 +69,8 @@ def solution_lines(solution: str, given: Iterable[str]) -> frozenset[str]:
                 and isinstance(body[0].value.value, str):
             prose |= set(range(body[0].lineno, (body[0].end_lineno or body[0].lineno) + 1))
     return frozenset(
-        text for number, line in enumerate(lines, 1) for text in [line.strip()]
-        if len(text) >= SHORTEST and text not in held and number not in prose
+        _normal(text) for number, line in enumerate(lines, 1) for text in [line.strip()]
+        if len(text) >= SHORTEST and _normal(text) not in held and number not in prose
         and not text.startswith(_OPENERS))
 
 
@@ -79,9 +80,23 @@ def _found(text: str, lines: frozenset[str]) -> str | None:
             return f"a solution marker ({marker})"
     for line in text.splitlines() if lines else ():
         code = _code(line)
-        if code in lines:
+        if _normal(code) in lines:
             return f"a line of the solution ({code[:60]})"
     return None
+
+
+def _normal(line: str) -> str:
+    """A line of code as it is compared: without its comment and without any white space
+    (`x > 0,x` is `x>0, x`), so that a solution line copied with its spacing changed or its
+    comment dropped is still found."""
+    try:
+        tokens = [token for token in tokenize.generate_tokens(io.StringIO(line).readline)
+                  if token.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE)]
+        end = max((token.end[1] for token in tokens if token.string), default=len(line))
+        line = line[:end]
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass  # not a whole line of code (an open bracket): compared as it is
+    return re.sub(r"\s+", "", line)
 
 
 def _code(line: str) -> str:

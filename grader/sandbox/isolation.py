@@ -26,6 +26,7 @@ before any worker starts (`grading.ready`).
 
 from __future__ import annotations
 
+import ctypes
 import fcntl
 import functools
 import os
@@ -260,7 +261,7 @@ def end_user(uid: int) -> None:
         if not found:
             break
         time.sleep(0.01)
-    for folder in SHARED_WRITABLE:
+    for folder in shared_writable():
         try:
             entries = list(os.scandir(folder))
         except OSError:
@@ -275,6 +276,66 @@ def end_user(uid: int) -> None:
                     os.unlink(entry.path)
             except OSError:
                 continue
+    remove_ipc(uid)
+
+
+WRITABLE_ROOTS = ("/tmp", "/var", "/run", "/dev", "/home", "/srv", "/opt", "/mnt", "/media")
+WRITABLE_DEPTH = 3
+
+
+@functools.lru_cache(maxsize=1)
+def shared_writable() -> tuple[str, ...]:
+    """The folders every user of this machine may write, found once: each folder down to
+    `WRITABLE_DEPTH` levels below `WRITABLE_ROOTS` whose mode lets others write (/tmp,
+    /var/tmp, /dev/shm, /run/lock, /dev/mqueue, ...). Found rather than listed, so that a
+    folder nobody thought of is cleaned too."""
+    found = list(SHARED_WRITABLE)
+    for root in WRITABLE_ROOTS:
+        stack = [(root, 0)]
+        while stack:
+            folder, depth = stack.pop()
+            try:
+                info = os.lstat(folder)
+                entries = list(os.scandir(folder)) if depth < WRITABLE_DEPTH else []
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IWOTH:
+                found.append(folder)
+            stack += [(entry.path, depth + 1) for entry in entries
+                      if entry.is_dir(follow_symlinks=False)
+                      and not entry.path.startswith(("/proc", "/sys"))]
+    return tuple(dict.fromkeys(found))
+
+
+_IPC_RMID = 0
+_IPC_KINDS = (("msg", "msgctl", 1), ("sem", "semctl", 1), ("shm", "shmctl", 1))
+
+
+def remove_ipc(uid: int) -> None:
+    """Remove every System V message queue, semaphore set and shared memory segment that a
+    leased user owns: without an IPC namespace they outlive its processes, and the next
+    submission could read them."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for kind, call, id_column in _IPC_KINDS:
+        try:
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        except OSError:
+            continue
+        header = lines[0].split() if lines else []
+        if "uid" not in header:
+            continue
+        for line in lines[1:]:
+            fields = line.split()
+            try:
+                if int(fields[header.index("uid")]) != uid:
+                    continue
+                ipc_id = int(fields[id_column])
+            except (ValueError, IndexError):
+                continue
+            if kind == "sem":
+                getattr(libc, call)(ipc_id, 0, _IPC_RMID)
+            else:
+                getattr(libc, call)(ipc_id, _IPC_RMID, None)
 
 
 class UidLease:
