@@ -62,13 +62,14 @@ def secrets_outside(tmp_path):
     return secret, target
 
 
-def grade(tmp_path, attack: str) -> grading.Result:
+def grade(tmp_path, attack: str, options: grading.Options = OPTIONS) -> grading.Result:
     path = tmp_path / "kernel_attention_basics.py"
     path.write_text(HONEST + "\n" + PLANT + "\n" + attack)
     before = processes()
     started = time.monotonic()
-    result = grading.grade(path, BASICS, OPTIONS)
-    assert time.monotonic() - started < OPTIONS.limits.submission_timeout
+    result = grading.grade(path, BASICS, options)
+    # Within the submission's limit, and the few seconds a last call may take past it.
+    assert time.monotonic() - started < options.limits.submission_timeout + 10
     assert survivors(before) == []
     return result
 
@@ -167,10 +168,11 @@ for fd in range(3, 256):
 
 def test_a_kernel_that_never_answers_is_a_timeout_not_a_hang(tmp_path):
     """The code replaces the agent that answers the grader with one that never does."""
+    limits = dataclasses.replace(OPTIONS.limits, submission_timeout=20)
     result = grade(tmp_path, '''
 import grader.sandbox.worker as agent
-agent.kernel_answer = lambda namespace: __import__("time").sleep(3600)
-''')
+agent.kernel_serve = lambda namespace: __import__("time").sleep(3600)
+''', dataclasses.replace(OPTIONS, limits=limits))
     assert result.status.value == "graded"
     statuses = {c.status.value for e in result.exercises for c in e.checks}
     assert statuses <= {"timeout", "error", "failed", "missing"}, statuses

@@ -22,7 +22,6 @@ import secrets
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,24 +38,23 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from grader.errors import SandboxError
 from grader.model import Status
-from grader.sandbox import isolation, processes, protocol
+from grader.sandbox import isolation, processes
 from grader.sandbox.limits import CappedOutput, Limits
 from grader.sandbox.protocol import Reply
 from grader.sandbox.resources import Extra, Resources
 from grader.sandbox.transport import (
     MAX_REPLY_BYTES,
-    MAX_STRAY_FRAMES,
-    TOO_LARGE,
     Worker,
     WorkerLost,
-    decode_reply,
+    exchange,
     lost_by_exit,
 )
 from grader.sandbox.worker import KERNEL_CHANNEL_ENV
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-ANSWER = ("__import__('grader.sandbox.worker', fromlist=['kernel_answer']).kernel_answer("
-          "get_ipython().user_ns)")
+SERVE = ("__import__('grader.sandbox.worker', fromlist=['kernel_serve']).kernel_serve("
+         "get_ipython().user_ns)")
+SERVE_END_S = 5.0
 KERNEL_OVERHEAD = 512 << 20
 KERNEL_THREADS = 16
 SPEC = "attention-grader"
@@ -99,6 +97,7 @@ class KernelTransport:
         self._client: NotebookClient | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._channel: tuple[int, int] | None = None  # (requests to write, replies to read)
+        self._serving: str | None = None  # the message id of the cell serving requests
         self._folders: list[Path] = []
         self._context: zmq.asyncio.Context | None = None
         self._executed = 0
@@ -152,18 +151,24 @@ class KernelTransport:
 
     def stop(self) -> None:
         client, self._client = self._client, None
-        self._proc = None
+        process, self._proc = self._proc, None
+        self._serving = None
         if client is not None:
+            # Killed, never asked: jupyter_client's shutdown polls for the exit every 0.1 s,
+            # and a kernel's connection files go with its folder (below).
             pid = getattr(getattr(client.km, "provisioner", None), "pid", None)
             try:
                 if client.kc is not None:
                     client.kc.stop_channels()
-                if client.km is not None:
-                    run_sync(client.km.shutdown_kernel)(now=True)  # type: ignore[arg-type]
-            except Exception:  # a dead kernel cannot be shut down politely
+            except Exception:  # channels of a dead kernel
                 pass
             if pid:
                 processes.kill_group(pid)
+            if process is not None:
+                try:
+                    process.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    pass  # the PID namespace's init reaps the rest
         channel, self._channel = self._channel, None
         for fd in channel or ():
             processes.close(fd)
@@ -193,21 +198,41 @@ class KernelTransport:
 
     def _answer(self, header: dict[str, Any], value: Any, deadline: float,
                 limit: int = MAX_REPLY_BYTES) -> tuple[dict[str, Any], Any]:
-        """Ask `worker.kernel_answer` inside the kernel: the request goes down one pipe and
-        the reply comes up the other while the cell that answers runs, each by `deadline`
-        and the reply within `limit` bytes of arrays. An exchange that fails leaves the pipes
-        out of step: WorkerLost, and the session starts a new kernel."""
+        """Ask `worker.kernel_serve` inside the kernel: the request goes down one pipe and
+        the reply comes up the other, by `deadline`, the reply within `limit` bytes of
+        arrays (`transport.exchange`). The first request after a statement starts the cell
+        that serves them, which answers every request until the next statement: a request
+        then costs a pipe's round trip, not a cell's."""
+        assert self._client is not None and self._client.kc is not None
         assert self._channel is not None
-        requests, replies = self._channel
-        nonce = secrets.token_hex(8)
-        frame = protocol.pack(dict(header, id=nonce), value)
-        exchange = _Exchange(requests, replies, frame, nonce, deadline, limit)
-        exchange.start()
-        outputs, _ = self._run_source(ANSWER, deadline - time.monotonic())
-        answer = exchange.result(deadline)
-        if answer is None:
-            raise WorkerLost(Status.CRASHED, f"the kernel did not answer ({_error(outputs)})")
-        return answer
+        if self._serving is None:
+            self._serving = self._client.kc.execute(SERVE, silent=True, store_history=False,
+                                                    allow_stdin=False)
+        return exchange(*self._channel, header, value, deadline, limit, self._lost_as)
+
+    def _end_serving(self) -> None:
+        """Stop the cell that serves requests, so that a statement can run as a cell."""
+        serving, self._serving = self._serving, None
+        if serving is None:
+            return
+        assert self._client is not None and self._channel is not None
+        kernel = self._client.kc
+        deadline = time.monotonic() + SERVE_END_S
+        exchange(*self._channel, {"op": "serve_end"}, None, deadline, 0, self._lost_as)
+        while time.monotonic() < deadline:  # its reply: the kernel is ready for a cell
+            try:
+                reply = run_sync(kernel.get_shell_msg)(  # type: ignore[union-attr]
+                    timeout=max(0.01, deadline - time.monotonic()))
+            except Exception:  # queue.Empty, or a channel that closed: the kernel is gone
+                break
+            if reply.get("parent_header", {}).get("msg_id") == serving:
+                return
+        raise WorkerLost(Status.CRASHED, "the kernel did not stop answering the grader")
+
+    def _lost_as(self, when: str, alive: str) -> WorkerLost:
+        """How the kernel was lost when its channel closed (`transport.exchange`)."""
+        return self._lost() if self._proc is not None and self._proc.poll() is not None \
+            else WorkerLost(Status.CRASHED, f"the kernel closed its channel, {when}")
 
     def _run_source(self, source: str, timeout: float) -> tuple[list[Any], float]:
         """Run code as one cell; return its outputs and the seconds it took."""
@@ -240,6 +265,7 @@ class KernelTransport:
 
     def _exec(self, header: dict[str, Any], deadline: float) -> dict[str, Any]:
         """Run one statement as a cell of its own; the reply the fast worker would give."""
+        self._end_serving()
         source, index, cell = str(header["source"]), int(header["stmt"]), int(header["cell"])
         timeout = min(float(header["timeout"]), deadline - time.monotonic())
         marker = self._marker(cell)
@@ -269,61 +295,6 @@ class KernelTransport:
         if not self._nonce:
             self._nonce = secrets.token_hex(8)
         return f"# grader {self._nonce}: cell {cell}"
-
-
-class _Exchange:
-    """One request written and its reply read, on the grader's ends of the kernel's pipes,
-    in threads of their own while the cell that answers runs (a frame larger than a pipe's
-    buffer needs a reader on the other side as it is written)."""
-
-    def __init__(self, requests: int, replies: int, frame: bytes, nonce: str, deadline: float,
-                 limit: int) -> None:
-        self.requests, self.replies = requests, replies
-        self.frame, self.nonce, self.deadline, self.limit = frame, nonce, deadline, limit
-        self.reply: tuple[dict[str, Any], Any] | None = None
-        self.failure: WorkerLost | None = None
-        self._threads = [threading.Thread(target=self._write, daemon=True),
-                         threading.Thread(target=self._read, daemon=True)]
-
-    def start(self) -> None:
-        for thread in self._threads:
-            thread.start()
-
-    def result(self, deadline: float) -> tuple[dict[str, Any], Any] | None:
-        """The reply, or None when there was none by `deadline`; WorkerLost when the reply
-        itself was refused while the pipes stay in step (too large, malformed)."""
-        for thread in self._threads:
-            thread.join(max(0.0, deadline - time.monotonic()))
-        if self.failure is not None:
-            raise self.failure
-        return self.reply
-
-    def _write(self) -> None:
-        try:
-            protocol.write_by(self.requests, self.frame, self.deadline)
-        except (TimeoutError, OSError):
-            pass  # the reader sees no answer
-
-    def _read(self) -> None:
-        # Student code can write to the reply pipe; a frame that is not this reply is dropped.
-        for _ in range(MAX_STRAY_FRAMES):
-            try:
-                frame = protocol.read_frame(self.replies, self.deadline, self.limit,
-                                            drain_up_to=MAX_REPLY_BYTES)
-            except protocol.FrameTooLarge as exc:
-                if exc.drained:
-                    self.failure = WorkerLost(Status.CRASHED, TOO_LARGE, in_sync=True)
-                return
-            except (TimeoutError, EOFError, OSError):
-                return
-            try:
-                reply = decode_reply(frame)
-            except WorkerLost as lost:
-                self.failure = lost
-                return
-            if reply[0].get("id") == self.nonce:
-                self.reply = reply
-                return
 
 
 @contextlib.contextmanager

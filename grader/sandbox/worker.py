@@ -674,9 +674,9 @@ _KERNEL_WORKER: Worker | None = None
 _KERNEL_CHANNEL: tuple[int, int] = (-1, -1)
 
 
-def kernel_answer(namespace: dict[str, Any]) -> None:
-    """Answer one request from the grader, inside a Jupyter kernel (`--engine kernel`): read
-    its frame from the request pipe, write the reply's to the reply pipe.
+def kernel_serve(namespace: dict[str, Any]) -> None:
+    """Answer the grader's requests inside a Jupyter kernel (`--engine kernel`), each read
+    from the request pipe and answered on the reply pipe, until one says `serve_end`.
 
     The kernel's namespace is the student's; the same Worker answers calls and snapshots, so
     both engines check exercises the same way.
@@ -686,8 +686,13 @@ def kernel_answer(namespace: dict[str, Any]) -> None:
     if _KERNEL_WORKER is None or _KERNEL_WORKER.namespace is not namespace:
         _KERNEL_WORKER = Worker(namespace)
         _KERNEL_WORKER.channel = _KERNEL_CHANNEL  # closed in every process a call forks
-    header, value = protocol.unpack(io.FileIO(requests, "rb", closefd=False), MAX_CHILD_BYTES)
-    protocol.write_all(replies, _KERNEL_WORKER.answer(header, value))
+    stream = io.FileIO(requests, "rb", closefd=False)
+    while True:
+        header, value = protocol.unpack(stream, MAX_CHILD_BYTES)
+        if header.get("op") == "serve_end":
+            protocol.send(replies, {"status": Reply.OK, "id": header.get("id")})
+            return
+        protocol.write_all(replies, _KERNEL_WORKER.answer(header, value))
 
 
 if __name__ == "__main__":
