@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import socket
 import stat
 import threading
@@ -179,20 +180,31 @@ agent.kernel_serve = lambda namespace: __import__("time").sleep(3600)
 
 
 def test_the_grader_writes_nothing_where_the_kernel_can_write(tmp_path, monkeypatch):
-    """What the grader opens for writing while it grades is in folders of its own: never in
-    the kernel's working or connection folder (an allow-list, checked by watching `open`)."""
-    opened: list[str] = []
-    real_open = os.open
+    """An allow-list of what the grader opens for writing in the submission's working folder
+    (the only place the kernel's code can write that the grader looks at): the connection
+    file of a kernel about to start, in its new folder, and nothing else. Checked by watching
+    every `open` of the grader's process while it grades."""
+    import builtins
 
-    def watching(path, flags, *args, **kwargs):
+    opened: list[str] = []
+    real_open, real_os_open = builtins.open, os.open
+
+    def watching(file, mode="r", *args, **kwargs):
+        if isinstance(file, (str, os.PathLike)) and any(c in mode for c in "wax+"):
+            opened.append(os.fspath(file))
+        return real_open(file, mode, *args, **kwargs)
+
+    def watching_os(path, flags, *args, **kwargs):
         if flags & (os.O_WRONLY | os.O_RDWR):
             opened.append(os.fspath(path))
-        return real_open(path, flags, *args, **kwargs)
+        return real_os_open(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(os, "open", watching)
+    monkeypatch.setattr(builtins, "open", watching)
+    monkeypatch.setattr(os, "open", watching_os)
     path = tmp_path / "kernel_attention_basics.py"
     path.write_text(HONEST)
-    options = dataclasses.replace(OPTIONS)
-    result = grading.grade(path, BASICS, options)
+    result = grading.grade(path, BASICS, OPTIONS)
     assert result.score == HONEST_SCORE
-    assert [p for p in opened if "grader-re" in p] == []
+    in_work = [p for p in opened if "/grader-work-" in p]
+    assert in_work and all(re.fullmatch(r".*/grader-work-[^/]+/kernel-[^/]+/connection\.json", p)
+                           for p in in_work), in_work
