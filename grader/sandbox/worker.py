@@ -24,10 +24,12 @@ import importlib.machinery
 import io
 import linecache
 import os
+import re
 import signal
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -500,6 +502,28 @@ def _child_call(write_fd: int, target: Any, kind: str, value: Any, header: dict[
 # so a worker that sends them to itself runs on), and the fault signals SIGSEGV, SIGBUS,
 # SIGILL, SIGFPE, SIGTRAP and SIGSYS: a real fault kills even PID 1, and a Python handler
 # would return to the faulting instruction, which faults again, forever.
+_CELL_MARKER = re.compile(r"# grader [0-9a-f]+: cell (\d+)")
+
+
+def show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                 file: Any = None, line: str | None = None) -> None:
+    """`warnings.showwarning` in both engines: one line, the cell named as the fast engine
+    names it ("<cell 3>:5: RuntimeWarning: overflow encountered in exp"). In a kernel, a
+    cell's statements are compiled to files of IPython's, whose last line is the grader's
+    marker for the cell (`kernel.KernelTransport._marker`); Python's own format would name
+    that file and quote the line, which the fast engine cannot."""
+    where = filename
+    lines = linecache.getlines(filename) if not filename.startswith("<") else []
+    found = _CELL_MARKER.fullmatch(lines[-1].rstrip("\r\n")) if lines else None
+    if found:
+        where = f"<cell {found.group(1)}>"
+    try:
+        (file if file is not None else sys.stderr).write(
+            f"{where}:{lineno}: {category.__name__}: {message}\n")
+    except Exception:  # a closed or replaced stream: the warning is lost, as in Python
+        pass
+
+
 def die_of_deadly_signals() -> None:
     """As PID 1 of a namespace, end on a deadly signal as any other process would."""
     if os.getpid() != 1:
@@ -626,6 +650,7 @@ def main(rearm: bool = False) -> None:
 
         ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
     die_of_deadly_signals()
+    warnings.showwarning = show_warning
     Worker().serve(in_fd, out_fd)
 
 
@@ -647,6 +672,7 @@ def kernel_main() -> None:
         print(f"[grader] refusing to start the kernel unconfined: {error}", file=sys.stderr)
         os._exit(3)
     die_of_deadly_signals()
+    warnings.showwarning = show_warning
     from ipykernel.kernelapp import launch_new_instance
 
     launch_new_instance(argv=[arg for arg in sys.argv[1:] if arg != "-c"])
