@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from grader.sandbox import processes, protocol
+from grader.sandbox import processes, protocol, shell
 from grader.sandbox.calling import invoke
 from grader.sandbox.protocol import Reply
 
@@ -46,36 +46,6 @@ SANDBOX_ENV = "GRADER_SANDBOX"
 
 class StatementTimeout(BaseException):
     """Raised by the soft timer inside a statement that runs past its limit."""
-
-
-class Shell:
-    """Stands in for `get_ipython()`: runs timing magics, never runs shell commands."""
-
-    def __init__(self, namespace: dict[str, Any]) -> None:
-        self._namespace = namespace
-
-    def run_line_magic(self, name: str, line: str, *args: Any) -> Any:
-        if name in ("time", "timeit") and line.strip():
-            exec(compile(line, "<magic>", "exec"), self._namespace)
-        return None  # %matplotlib and friends change nothing that grading needs
-
-    def run_cell_magic(self, name: str, line: str, cell: str) -> Any:
-        if name in ("time", "timeit", "capture"):
-            exec(compile(cell, "<magic>", "exec"), self._namespace)
-        else:
-            self._note(f"%%{name}")
-        return None
-
-    def system(self, command: str) -> None:
-        self._note(f"!{command}")
-
-    def getoutput(self, command: str) -> list[str]:
-        self._note(f"!{command}")
-        return []
-
-    @staticmethod
-    def _note(what: str) -> None:
-        print(f"[grader] not run: {what[:80]}", file=sys.stderr)
 
 
 class DisplayHandle:
@@ -251,7 +221,7 @@ class Worker:
         self.watch = [str(name) for name in header.get("watch", [])]
         if header.get("shell", True):  # not inside a real IPython kernel
             self.namespace["__name__"] = header.get("module_name", "__main__")
-            self.namespace["get_ipython"] = lambda: Shell(self.namespace)
+            shell.install(self.namespace)
             self.namespace["display"] = display
             quiet_ipython()
         return {"status": Reply.OK, "pid": os.getpid(), "confinement": CONFINEMENT,
