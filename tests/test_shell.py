@@ -15,11 +15,7 @@ from grader.sandbox import shell
 from grader.sandbox.limits import Limits
 
 LIMITS = Limits(cell_timeout=5, call_timeout=2, memory_mb=1024)
-NO_SHELL = pytest.mark.xfail(
-    strict=True, reason="issue 22, the kernel engine: its sandbox has no /bin/sh, so a shell "
-    "command raises FileNotFoundError, which Jupyter would not")
 NOTE = "[grader] not run: "
-
 
 def grade(path, engine: str):
     result = grading.grade(path, registry.get("attention_basics"),
@@ -75,10 +71,10 @@ CASES = {
         lambda engine: "'1\\n' '2\\n'\n1\n2\n6\nCPU times: ...\nWall time: ...\n", []),
     "system": (
         ["def listing():\n    get_ipython().system('ls')\n    return 'listed'\nprint(listing())"],
-        lambda engine: notes(engine, "!ls") + "listed\n", []),
+        lambda engine: f"{NOTE}!ls\nlisted\n", []),  # both engines: the kernel has no sh
     "getoutput": (
         ["def files():\n    return get_ipython().getoutput('ls')\nprint(len(files()) >= 0)"],
-        lambda engine: notes(engine, "!ls") + "True\n", []),
+        lambda engine: f"{NOTE}!ls\nTrue\n", []),
     "magic": (
         ["import warnings\nwarnings.simplefilter('ignore', DeprecationWarning)\n"
          "get_ipython().magic('time w = 5')\nprint(w)"],
@@ -116,14 +112,12 @@ CASES = {
         [(1, Status.ERROR, "line 5: StdinNotImplementedError: raw_input was called, but this "
                            "frontend does not support input requests.")]),
 }
-KERNEL_FAULTS = {"system": NO_SHELL, "getoutput": NO_SHELL}
 
 
 def params():
     for name in CASES:
         yield pytest.param(name, "fast", id=f"{name}-fast")
-        marks = [pytest.mark.slow, *([KERNEL_FAULTS[name]] if name in KERNEL_FAULTS else [])]
-        yield pytest.param(name, "kernel", id=f"{name}-kernel", marks=marks)
+        yield pytest.param(name, "kernel", id=f"{name}-kernel", marks=pytest.mark.slow)
 
 
 @pytest.mark.parametrize(("name", "engine"), params())

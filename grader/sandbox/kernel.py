@@ -60,7 +60,10 @@ KERNEL_THREADS = 16
 SPEC = "attention-grader"
 # Nobody reads the kernel's tracebacks (`worker.failure` describes an error), and IPython's
 # usual ones take seconds to build for a runaway recursion: time the statement's limit counts.
-KERNEL_OPTIONS = ("--InteractiveShell.xmode=Minimal",)
+KERNEL_OPTIONS = ("--InteractiveShell.xmode=Minimal",
+                  # A shell command says it was not run, as in the fast engine (shell.in_kernel).
+                  "--IPKernelApp.exec_lines=__import__('grader.sandbox.shell', "
+                  "fromlist=['in_kernel']).in_kernel(get_ipython())")
 # nbclient logs every timeout and dead kernel as an error; the result reports them instead.
 _QUIET = logging.getLogger("grader.kernel")
 _QUIET.addHandler(logging.NullHandler())

@@ -21,6 +21,7 @@ import ast
 import builtins
 import importlib.abc
 import importlib.machinery
+import inspect
 import io
 import linecache
 import os
@@ -239,11 +240,18 @@ class Worker:
         previous = signal.signal(signal.SIGALRM, _raise_timeout)
         signal.setitimer(signal.ITIMER_REAL, timeout)
         me = os.getpid()
+        fresh_warnings()
         try:
             # Compiled here: a statement that parses may still not compile (`return` or
             # `break` outside their block), which is the student's error, not the worker's.
-            exec(compile(ast.Module([node], type_ignores=[]), filename, "exec"),
-                 self.namespace)
+            # A top-level `await` runs as IPython runs it, on an event loop kept between
+            # statements.
+            code = compile(ast.Module([node], type_ignores=[]), filename, "exec",
+                           flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+            if code.co_flags & inspect.CO_COROUTINE:
+                _event_loop().run_until_complete(eval(code, self.namespace))
+            else:
+                exec(code, self.namespace)
             reply: dict[str, Any] = {"status": Reply.OK}
         except StatementTimeout:
             reply = {"status": Reply.TIMEOUT, "message": f"stopped after {timeout:g} s"}
@@ -438,8 +446,8 @@ def _child_call(write_fd: int, target: Any, kind: str, value: Any, header: dict[
     os.dup2(printed, 1)
     os.dup2(printed, 2)
     os.close(printed)
-    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
-    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
+    sys.stdout, sys.stderr = OutStream.on(1, through=True), OutStream.on(2, through=True)
+    fresh_warnings()
     try:
         os.setpgid(0, 0)  # its own group, so everything it starts is killed with it
         result = invoke(target, kind, tuple(value["args"]), value.get("init") or {},
@@ -472,6 +480,48 @@ def _child_call(write_fd: int, target: Any, kind: str, value: Any, header: dict[
 # so a worker that sends them to itself runs on), and the fault signals SIGSEGV, SIGBUS,
 # SIGILL, SIGFPE, SIGTRAP and SIGSYS: a real fault kills even PID 1, and a Python handler
 # would return to the faulting instruction, which faults again, forever.
+class OutStream(io.TextIOWrapper):
+    """`sys.stdout` and `sys.stderr` of the student's code, as ipykernel's in Jupyter: text
+    only. ipykernel's stream has no `.buffer` (bytes written there raise AttributeError in
+    Jupyter), so neither has this one, and both engines fail alike where Jupyter fails."""
+
+    @classmethod
+    def on(cls, fd: int, through: bool = False) -> OutStream:
+        """A stream that writes to `fd` (left open when the stream is closed), buffered as
+        Python buffers its own (stderr by line), or written through with `through`."""
+        return cls(io.BufferedWriter(io.FileIO(fd, "w", closefd=False)), encoding="utf-8",
+                   errors="backslashreplace" if fd == 2 else "strict",
+                   line_buffering=fd == 2 and not through, write_through=through)
+
+    @property
+    def buffer(self) -> Any:  # type: ignore[override]
+        raise AttributeError("'OutStream' object has no attribute 'buffer'")
+
+
+_LOOP: Any = None
+
+
+def _event_loop() -> Any:
+    """The event loop of the notebook's top-level `await`s: one for all its statements, as
+    IPython keeps one (a new one when a statement stopped it mid-run)."""
+    global _LOOP
+    import asyncio
+
+    if _LOOP is None or _LOOP.is_closed() or _LOOP.is_running():
+        _LOOP = asyncio.new_event_loop()
+    return _LOOP
+
+
+def fresh_warnings() -> None:
+    """Show again a warning shown before, as Jupyter does in each cell (its kernel runs each
+    cell, and each call, with Python's "once per place" registries out of date): a call
+    that warns says so in both engines, whatever ran before it. CPython's own hook, where it
+    has one."""
+    mutated = getattr(warnings, "_filters_mutated", None)
+    if mutated is not None:
+        mutated()
+
+
 _CELL_MARKER = re.compile(r"# grader [0-9a-f]+: cell (\d+)")
 
 
@@ -610,6 +660,7 @@ def main(rearm: bool = False) -> None:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)  # the student reads an empty standard input
     os.dup2(2, 1)  # and writes stdout and stderr to the capped output channel
+    sys.stdout, sys.stderr = OutStream.on(1), OutStream.on(2)
     if _confine():
         # The grader asked for a confinement it did not get: it refuses to go on, and no
         # request but `hello` is answered, so no student code runs unconfined.
