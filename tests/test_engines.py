@@ -179,3 +179,49 @@ def test_sigint_raises_keyboard_interrupt_in_the_zygote_as_in_a_fresh_interprete
         {"raised ValueError: interrupted in the call (line 5)",  # the public checks
          "raised ValueError (line 5); its message is shown for public checks only, since it "
          "could hold this hidden case's inputs"})
+
+
+# --------------------------------------------------------------------------- calls that print
+
+# The book's own habits: a print of the shapes inside the function, and a softmax that does
+# not subtract the maximum (NumPy warns of the overflow on the large inputs).
+PRINTS_AND_OVERFLOWS = '''import numpy as np
+
+def softmax(x):
+    print("x has shape", np.shape(x))
+    e = np.exp(x)
+    return e / e.sum(axis=-1, keepdims=True)
+
+def causal_mask(seq_len):
+    print("mask of", seq_len, flush=True)
+    import sys
+    print("to stderr too", file=sys.stderr)
+    return np.triu(np.full((seq_len, seq_len), -np.inf), k=1)
+
+big = np.exp(1000.0)
+'''
+
+
+def test_correct_code_that_prints_and_an_overflowing_softmax_agree_in_both_engines(
+        make_submission):
+    """#22: every call that printed or warned 'did not return within 5 s' in the kernel engine
+    (0 points for correct code that prints, and 5 s per overflowing call)."""
+    path = make_submission(PRINTS_AND_OVERFLOWS)
+    seen = {}
+    for engine in ("fast", "kernel"):
+        result = grade(path, engine)
+        seen[engine] = (result.score, {e.name: {c.name: (c.status, c.message,
+                                                       c.diagnosis and c.diagnosis.id)
+                                                for c in e.checks}
+                                       for e in result.exercises[:4:3]},
+                        result.output)
+        causal = result.exercises[3]
+        assert (causal.name, causal.score, causal.max_score) == ("causal_mask", 1.0, 1.0)
+        assert "[grader] causal_mask, case 'three', printed:\nmask of 3\nto stderr too" in \
+            result.output
+        large = next(c for c in result.exercises[0].checks if c.name == "large-values")
+        assert large.diagnosis is not None and large.diagnosis.id == "unstable-softmax"
+        assert result.duration_s < 20
+        assert result.output.startswith(
+            "<cell 1>:14: RuntimeWarning: overflow encountered in exp\n")
+    assert seen["fast"] == seen["kernel"]

@@ -13,15 +13,22 @@ of its cell; a kernel that dies is described by its exit status, as the fast eng
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import re
 import secrets
+import shutil
 import subprocess
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import zmq
+import zmq.asyncio
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import run_sync
@@ -31,7 +38,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from grader.errors import SandboxError
 from grader.model import Status
-from grader.sandbox import isolation, processes, protocol
+from grader.sandbox import isolation, processes
 from grader.sandbox.limits import CappedOutput, Limits
 from grader.sandbox.protocol import Reply
 from grader.sandbox.resources import Extra, Resources
@@ -39,19 +46,24 @@ from grader.sandbox.transport import (
     MAX_REPLY_BYTES,
     Worker,
     WorkerLost,
-    decode_reply,
+    exchange,
     lost_by_exit,
 )
+from grader.sandbox.worker import KERNEL_CHANNEL_ENV
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-ANSWER = ("__import__('grader.sandbox.worker', fromlist=['kernel_answer']).kernel_answer("
-          "get_ipython().user_ns, {request!r}, {reply!r})")
+SERVE = ("__import__('grader.sandbox.worker', fromlist=['kernel_serve']).kernel_serve("
+         "get_ipython().user_ns)")
+SERVE_END_S = 5.0
 KERNEL_OVERHEAD = 512 << 20
 KERNEL_THREADS = 16
 SPEC = "attention-grader"
 # Nobody reads the kernel's tracebacks (`worker.failure` describes an error), and IPython's
 # usual ones take seconds to build for a runaway recursion: time the statement's limit counts.
-KERNEL_OPTIONS = ("--InteractiveShell.xmode=Minimal",)
+KERNEL_OPTIONS = ("--InteractiveShell.xmode=Minimal",
+                  # A shell command says it was not run, as in the fast engine (shell.in_kernel).
+                  "--IPKernelApp.exec_lines=__import__('grader.sandbox.shell', "
+                  "fromlist=['in_kernel']).in_kernel(get_ipython())")
 # nbclient logs every timeout and dead kernel as an error; the result reports them instead.
 _QUIET = logging.getLogger("grader.kernel")
 _QUIET.addHandler(logging.NullHandler())
@@ -68,11 +80,16 @@ class _Client(NotebookClient):
 
 class KernelTransport:
     """A `Transport` to an IPython kernel, confined like the fast engine's worker: the kernel
-    is started by `worker.kernel_main` in the same namespaces, private root, user and cgroup,
-    and talks over unix sockets in a folder that is the only writable place it shares with
-    the grader. A statement (`exec`) runs as a cell of its own; every other request is
-    answered by `worker.kernel_answer` inside the kernel, through a request and a reply file
-    in that folder."""
+    is started by `worker.kernel_main` in the same namespaces, private root, user and cgroup.
+    A statement (`exec`) runs as a cell of its own; every other request is answered by
+    `worker.kernel_answer` inside the kernel, on two pipes the grader made and the kernel
+    inherited: the grader never opens a path the student's code can write.
+
+    Jupyter's own messages use unix sockets that the kernel makes in a folder of its own,
+    new at each start; the grader connects to them once, before any student code runs in
+    that kernel, and never again (ZeroMQ's reconnection is off): a socket the code replaces
+    with a link is never followed. The connection file and the kernel spec are written
+    before the kernel starts, the spec in a folder only the grader can reach."""
 
     worker = Worker.KERNEL
     started = "started as an IPython kernel (--engine kernel)"
@@ -82,7 +99,10 @@ class KernelTransport:
         self.output = output
         self._client: NotebookClient | None = None
         self._proc: subprocess.Popen[bytes] | None = None
-        self._shared: Path | None = None
+        self._channel: tuple[int, int] | None = None  # (requests to write, replies to read)
+        self._serving: str | None = None  # the message id of the cell serving requests
+        self._folders: list[Path] = []
+        self._context: zmq.asyncio.Context | None = None
         self._executed = 0
         self._nonce = ""
 
@@ -92,15 +112,17 @@ class KernelTransport:
 
     def start(self, resources: Resources) -> bool:
         home = resources.home
-        shared = self._shared = home / "kernel"  # connection file, sockets, request, reply
-        shared.mkdir(exist_ok=True)
+        self._context = _no_reconnection()
+        # A new folder at each start: nothing a kernel before left there is ever used.
+        shared = Path(tempfile.mkdtemp(prefix="kernel-", dir=home))  # connection, sockets
+        specs = Path(tempfile.mkdtemp(prefix="grader-kernelspec-"))  # the grader's alone
+        self._folders = [shared, specs]
         # The kernel's own threads reserve address space and count as processes.
         env, confined = resources.environment(Extra(memory=KERNEL_OVERHEAD,
                                                     processes=KERNEL_THREADS,
                                                     writable=(shared,)))
         env["MALLOC_ARENA_MAX"] = "2"  # one 64 MiB arena per thread would eat the memory limit
-        specs = home / "kernels"
-        (specs / SPEC).mkdir(parents=True, exist_ok=True)
+        (specs / SPEC).mkdir()
         (specs / SPEC / "kernel.json").write_text(json.dumps({
             "argv": [*isolation.command(resources.offer, "kernel_main"), "-f",
                      "{connection_file}", *KERNEL_OPTIONS],
@@ -108,14 +130,17 @@ class KernelTransport:
         manager = AsyncKernelManager(kernel_name=SPEC, transport="ipc", ip=str(shared / "socket"),
                                      connection_file=str(shared / "connection.json"),
                                      kernel_spec_manager=KernelSpecManager(
-                                         kernel_dirs=[str(specs)]))
+                                         kernel_dirs=[str(specs)]),
+                                     context=self._context)
         client = _Client(new_notebook(), km=manager, timeout=self.limits.cell_timeout,
                          log=_QUIET, allow_errors=True, interrupt_on_timeout=True,
                          startup_timeout=60, resources={"metadata": {"path": str(home)}})
         self._client = client
         try:
-            client.start_new_kernel(cwd=str(home), env=env, stdin=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL)
+            with _channel(env) as (channel, kernel_ends):
+                self._channel = channel
+                client.start_new_kernel(cwd=str(home), env=env, stdin=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL, pass_fds=kernel_ends)
             client.start_new_kernel_client()
         except Exception as exc:  # it died at once: it could not be confined, or not start
             self.stop()
@@ -129,19 +154,33 @@ class KernelTransport:
 
     def stop(self) -> None:
         client, self._client = self._client, None
-        self._proc = None
-        if client is None:
-            return
-        pid = getattr(getattr(client.km, "provisioner", None), "pid", None)
-        try:
-            if client.kc is not None:
-                client.kc.stop_channels()
-            if client.km is not None:
-                run_sync(client.km.shutdown_kernel)(now=True)  # type: ignore[arg-type]
-        except Exception:  # a dead kernel cannot be shut down politely
-            pass
-        if pid:
-            processes.kill_group(pid)
+        process, self._proc = self._proc, None
+        self._serving = None
+        if client is not None:
+            # Killed, never asked: jupyter_client's shutdown polls for the exit every 0.1 s,
+            # and a kernel's connection files go with its folder (below).
+            pid = getattr(getattr(client.km, "provisioner", None), "pid", None)
+            try:
+                if client.kc is not None:
+                    client.kc.stop_channels()
+            except Exception:  # channels of a dead kernel
+                pass
+            if pid:
+                processes.kill_group(pid)
+            if process is not None:
+                try:
+                    process.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    pass  # the PID namespace's init reaps the rest
+        channel, self._channel = self._channel, None
+        for fd in channel or ():
+            processes.close(fd)
+        for folder in self._folders:
+            shutil.rmtree(folder, ignore_errors=True)  # never follows a link inside
+        self._folders = []
+        context, self._context = self._context, None
+        if context is not None:
+            context.destroy(linger=0)
 
     def close(self) -> None:
         self.stop()
@@ -162,23 +201,41 @@ class KernelTransport:
 
     def _answer(self, header: dict[str, Any], value: Any, deadline: float,
                 limit: int = MAX_REPLY_BYTES) -> tuple[dict[str, Any], Any]:
-        """Ask `worker.kernel_answer` inside the kernel, through the request and reply files."""
-        assert self._shared is not None
-        request, reply = self._shared / "grader-request.bin", self._shared / "grader-reply.bin"
-        nonce = secrets.token_hex(8)
-        request.write_bytes(protocol.pack(dict(header, id=nonce), value))
-        reply.unlink(missing_ok=True)
-        outputs, _ = self._run_source(ANSWER.format(request=str(request), reply=str(reply)),
-                                      deadline - time.monotonic())
-        if not reply.exists():
-            raise WorkerLost(Status.CRASHED, f"the kernel did not answer ({_error(outputs)})")
-        if reply.stat().st_size > limit + protocol.MAX_HEADER + protocol.LENGTH.size:
-            raise WorkerLost(Status.CRASHED, "the kernel sent more than "
-                             f"{protocol.size_in_words(limit)} of arrays")
-        answer = decode_reply(reply.read_bytes())
-        if answer[0].get("id") != nonce:
-            raise WorkerLost(Status.CRASHED, "the kernel's answer was not to this request")
-        return answer
+        """Ask `worker.kernel_serve` inside the kernel: the request goes down one pipe and
+        the reply comes up the other, by `deadline`, the reply within `limit` bytes of
+        arrays (`transport.exchange`). The first request after a statement starts the cell
+        that serves them, which answers every request until the next statement: a request
+        then costs a pipe's round trip, not a cell's."""
+        assert self._client is not None and self._client.kc is not None
+        assert self._channel is not None
+        if self._serving is None:
+            self._serving = self._client.kc.execute(SERVE, silent=True, store_history=False,
+                                                    allow_stdin=False)
+        return exchange(*self._channel, header, value, deadline, limit, self._lost_as)
+
+    def _end_serving(self) -> None:
+        """Stop the cell that serves requests, so that a statement can run as a cell."""
+        serving, self._serving = self._serving, None
+        if serving is None:
+            return
+        assert self._client is not None and self._channel is not None
+        kernel = self._client.kc
+        deadline = time.monotonic() + SERVE_END_S
+        exchange(*self._channel, {"op": "serve_end"}, None, deadline, 0, self._lost_as)
+        while time.monotonic() < deadline:  # its reply: the kernel is ready for a cell
+            try:
+                reply = run_sync(kernel.get_shell_msg)(  # type: ignore[union-attr]
+                    timeout=max(0.01, deadline - time.monotonic()))
+            except Exception:  # queue.Empty, or a channel that closed: the kernel is gone
+                break
+            if reply.get("parent_header", {}).get("msg_id") == serving:
+                return
+        raise WorkerLost(Status.CRASHED, "the kernel did not stop answering the grader")
+
+    def _lost_as(self, when: str, alive: str) -> WorkerLost:
+        """How the kernel was lost when its channel closed (`transport.exchange`)."""
+        return self._lost() if self._proc is not None and self._proc.poll() is not None \
+            else WorkerLost(Status.CRASHED, f"the kernel closed its channel, {when}")
 
     def _run_source(self, source: str, timeout: float) -> tuple[list[Any], float]:
         """Run code as one cell; return its outputs and the seconds it took."""
@@ -211,6 +268,7 @@ class KernelTransport:
 
     def _exec(self, header: dict[str, Any], deadline: float) -> dict[str, Any]:
         """Run one statement as a cell of its own; the reply the fast worker would give."""
+        self._end_serving()
         source, index, cell = str(header["source"]), int(header["stmt"]), int(header["cell"])
         timeout = min(float(header["timeout"]), deadline - time.monotonic())
         marker = self._marker(cell)
@@ -240,6 +298,34 @@ class KernelTransport:
         if not self._nonce:
             self._nonce = secrets.token_hex(8)
         return f"# grader {self._nonce}: cell {cell}"
+
+
+@contextlib.contextmanager
+def _channel(env: dict[str, str]) -> Iterator[tuple[tuple[int, int], tuple[int, int]]]:
+    """Two pipes for the kernel about to be started: yields the grader's ends (requests to
+    write, non-blocking; replies to read) and the kernel's, which its Popen passes on
+    (`pass_fds`; their numbers in `env`) and which are closed here once it has started."""
+    requests_r, requests_w = os.pipe()
+    replies_r, replies_w = os.pipe()
+    os.set_blocking(requests_w, False)
+    env[KERNEL_CHANNEL_ENV] = f"{requests_r},{replies_w}"
+    try:
+        yield (requests_w, replies_r), (requests_r, replies_w)
+    except BaseException:
+        for fd in (requests_w, replies_r):
+            processes.close(fd)
+        raise
+    finally:
+        for fd in (requests_r, replies_w):
+            os.close(fd)  # the kernel has its own copies
+
+
+def _no_reconnection() -> zmq.asyncio.Context:
+    """A ZeroMQ context whose sockets connect once and never again: a socket path that the
+    kernel's code replaces (with a link to another socket, say) is never followed."""
+    context = zmq.asyncio.Context()
+    context.setsockopt(zmq.RECONNECT_IVL, -1)
+    return context
 
 
 def _statement_source(source: str, index: int) -> str:

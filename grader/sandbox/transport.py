@@ -26,6 +26,7 @@ import struct
 import subprocess
 import termios
 import threading
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from grader import text
@@ -120,6 +121,42 @@ def lost_by_exit(code: int | None, when: str) -> WorkerLost:
         return WorkerLost(Status.CRASHED, f"the interpreter was stopped by "
                           f"{processes.signal_name(code - 128)} (exit code {code}), {when}")
     return WorkerLost(Status.CRASHED, f"the interpreter exited with code {code}, {when}")
+
+
+def exchange(requests: int, replies: int, header: dict[str, Any], value: Any, deadline: float,
+             limit: int, lost: Callable[[str, str], WorkerLost]) -> tuple[dict[str, Any], Any]:
+    """Write one request to `requests` (non-blocking) and read the reply to it from
+    `replies`, each by `deadline`, the reply's arrays within `limit` bytes: descriptors the
+    grader made, never a path. `lost(when, alive)` says how the worker was lost when the
+    channel closes (its exit, or `alive` if it lives on)."""
+    nonce = secrets.token_hex(8)
+    try:
+        protocol.write_by(requests, protocol.pack(dict(header, id=nonce), value), deadline)
+    except TimeoutError:
+        raise WorkerLost(Status.TIMEOUT, "the worker stopped reading its requests") from None
+    except (BrokenPipeError, OSError):
+        # Closed by a worker that lives on (the student's code closed the channel): it
+        # stopped reading, as above.
+        raise lost("before the request could be sent",
+                   "the worker stopped reading its requests") from None
+    # Student code can write to the channel; a frame that does not answer this request is
+    # dropped. (Forging this request's answer only forges the student's own outputs.)
+    for _ in range(MAX_STRAY_FRAMES):
+        try:
+            frame = protocol.read_frame(replies, deadline, limit, drain_up_to=MAX_REPLY_BYTES)
+        except TimeoutError:
+            raise WorkerLost(Status.TIMEOUT, "no answer in time") from None
+        except EOFError:
+            raise lost("while it ran", "the worker closed its channel") from None
+        except protocol.FrameTooLarge as exc:
+            if exc.drained:  # read and dropped: the worker goes on
+                raise WorkerLost(Status.CRASHED, TOO_LARGE, in_sync=True) from None
+            # the channel is out of step: a new worker
+            raise WorkerLost(Status.CRASHED, f"the worker sent {exc}") from None
+        reply = decode_reply(frame)
+        if reply[0].get("id") == nonce:
+            return reply
+    raise WorkerLost(Status.CRASHED, "the worker's channel was flooded with stray frames")
 
 
 class PipeTransport:
@@ -246,37 +283,8 @@ class PipeTransport:
                 limit: int = MAX_REPLY_BYTES) -> tuple[dict[str, Any], Any]:
         proc = self._proc
         assert proc is not None and proc.stdin is not None and proc.stdout is not None
-        nonce = secrets.token_hex(8)
-        try:
-            protocol.write_by(proc.stdin.fileno(), protocol.pack(dict(header, id=nonce), value),
-                              deadline)
-        except TimeoutError:
-            raise WorkerLost(Status.TIMEOUT, "the worker stopped reading its requests") \
-                from None
-        except (BrokenPipeError, OSError):
-            # Closed by a worker that lives on (the student's code closed the channel): it
-            # stopped reading, as above.
-            raise self._lost("before the request could be sent",
-                             "the worker stopped reading its requests") from None
-        # Student code can write to the channel; a frame that does not answer this request is
-        # dropped. (Forging this request's answer only forges the student's own outputs.)
-        for _ in range(MAX_STRAY_FRAMES):
-            try:
-                frame = protocol.read_frame(proc.stdout.fileno(), deadline, limit,
-                                            drain_up_to=MAX_REPLY_BYTES)
-            except TimeoutError:
-                raise WorkerLost(Status.TIMEOUT, "no answer in time") from None
-            except EOFError:
-                raise self._lost("while it ran", "the worker closed its channel") from None
-            except protocol.FrameTooLarge as exc:
-                if exc.drained:  # read and dropped: the worker goes on
-                    raise WorkerLost(Status.CRASHED, TOO_LARGE, in_sync=True) from None
-                # the channel is out of step: a new worker
-                raise WorkerLost(Status.CRASHED, f"the worker sent {exc}") from None
-            reply = decode_reply(frame)
-            if reply[0].get("id") == nonce:
-                return reply
-        raise WorkerLost(Status.CRASHED, "the worker's channel was flooded with stray frames")
+        return exchange(proc.stdin.fileno(), proc.stdout.fileno(), header, value, deadline,
+                        limit, self._lost)
 
     def _lost(self, when: str, alive: str) -> WorkerLost:
         """How the worker was lost: its exit, or `alive` (a TIMEOUT) if it does not exit."""

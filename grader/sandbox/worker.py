@@ -21,17 +21,21 @@ import ast
 import builtins
 import importlib.abc
 import importlib.machinery
+import inspect
+import io
 import linecache
 import os
+import re
 import signal
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from grader.sandbox import processes, protocol
+from grader.sandbox import processes, protocol, shell
 from grader.sandbox.calling import invoke
 from grader.sandbox.protocol import Reply
 
@@ -43,36 +47,6 @@ SANDBOX_ENV = "GRADER_SANDBOX"
 
 class StatementTimeout(BaseException):
     """Raised by the soft timer inside a statement that runs past its limit."""
-
-
-class Shell:
-    """Stands in for `get_ipython()`: runs timing magics, never runs shell commands."""
-
-    def __init__(self, namespace: dict[str, Any]) -> None:
-        self._namespace = namespace
-
-    def run_line_magic(self, name: str, line: str, *args: Any) -> Any:
-        if name in ("time", "timeit") and line.strip():
-            exec(compile(line, "<magic>", "exec"), self._namespace)
-        return None  # %matplotlib and friends change nothing that grading needs
-
-    def run_cell_magic(self, name: str, line: str, cell: str) -> Any:
-        if name in ("time", "timeit", "capture"):
-            exec(compile(cell, "<magic>", "exec"), self._namespace)
-        else:
-            self._note(f"%%{name}")
-        return None
-
-    def system(self, command: str) -> None:
-        self._note(f"!{command}")
-
-    def getoutput(self, command: str) -> list[str]:
-        self._note(f"!{command}")
-        return []
-
-    @staticmethod
-    def _note(what: str) -> None:
-        print(f"[grader] not run: {what[:80]}", file=sys.stderr)
 
 
 class DisplayHandle:
@@ -248,7 +222,7 @@ class Worker:
         self.watch = [str(name) for name in header.get("watch", [])]
         if header.get("shell", True):  # not inside a real IPython kernel
             self.namespace["__name__"] = header.get("module_name", "__main__")
-            self.namespace["get_ipython"] = lambda: Shell(self.namespace)
+            shell.install(self.namespace)
             self.namespace["display"] = display
             quiet_ipython()
         return {"status": Reply.OK, "pid": os.getpid(), "confinement": CONFINEMENT,
@@ -266,11 +240,18 @@ class Worker:
         previous = signal.signal(signal.SIGALRM, _raise_timeout)
         signal.setitimer(signal.ITIMER_REAL, timeout)
         me = os.getpid()
+        fresh_warnings()
         try:
             # Compiled here: a statement that parses may still not compile (`return` or
             # `break` outside their block), which is the student's error, not the worker's.
-            exec(compile(ast.Module([node], type_ignores=[]), filename, "exec"),
-                 self.namespace)
+            # A top-level `await` runs as IPython runs it, on an event loop kept between
+            # statements.
+            code = compile(ast.Module([node], type_ignores=[]), filename, "exec",
+                           flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+            if code.co_flags & inspect.CO_COROUTINE:
+                _event_loop().run_until_complete(eval(code, self.namespace))
+            else:
+                exec(code, self.namespace)
             reply: dict[str, Any] = {"status": Reply.OK}
         except StatementTimeout:
             reply = {"status": Reply.TIMEOUT, "message": f"stopped after {timeout:g} s"}
@@ -459,10 +440,14 @@ def _child_call(write_fd: int, target: Any, kind: str, value: Any, header: dict[
                 printed: int) -> None:
     me = os.getpid()
     reply = {"id": header.get("id")}
-    # Everything the call and its processes print goes to its own file.
+    # Everything the call and its processes print goes to its own file, through streams of
+    # its own: in a Jupyter kernel, sys.stdout is ipykernel's, whose flushes wait for an I/O
+    # thread that a forked process does not have (a print, or a warning, hung the call).
     os.dup2(printed, 1)
     os.dup2(printed, 2)
     os.close(printed)
+    sys.stdout, sys.stderr = OutStream.on(1, through=True), OutStream.on(2, through=True)
+    fresh_warnings()
     try:
         os.setpgid(0, 0)  # its own group, so everything it starts is killed with it
         result = invoke(target, kind, tuple(value["args"]), value.get("init") or {},
@@ -495,6 +480,70 @@ def _child_call(write_fd: int, target: Any, kind: str, value: Any, header: dict[
 # so a worker that sends them to itself runs on), and the fault signals SIGSEGV, SIGBUS,
 # SIGILL, SIGFPE, SIGTRAP and SIGSYS: a real fault kills even PID 1, and a Python handler
 # would return to the faulting instruction, which faults again, forever.
+class OutStream(io.TextIOWrapper):
+    """`sys.stdout` and `sys.stderr` of the student's code, as ipykernel's in Jupyter: text
+    only. ipykernel's stream has no `.buffer` (bytes written there raise AttributeError in
+    Jupyter), so neither has this one, and both engines fail alike where Jupyter fails."""
+
+    @classmethod
+    def on(cls, fd: int, through: bool = False) -> OutStream:
+        """A stream that writes to `fd` (left open when the stream is closed), buffered as
+        Python buffers its own (stderr by line), or written through with `through`."""
+        return cls(io.BufferedWriter(io.FileIO(fd, "w", closefd=False)), encoding="utf-8",
+                   errors="backslashreplace" if fd == 2 else "strict",
+                   line_buffering=fd == 2 and not through, write_through=through)
+
+    @property
+    def buffer(self) -> Any:  # type: ignore[override]
+        raise AttributeError("'OutStream' object has no attribute 'buffer'")
+
+
+_LOOP: Any = None
+
+
+def _event_loop() -> Any:
+    """The event loop of the notebook's top-level `await`s: one for all its statements, as
+    IPython keeps one (a new one when a statement stopped it mid-run)."""
+    global _LOOP
+    import asyncio
+
+    if _LOOP is None or _LOOP.is_closed() or _LOOP.is_running():
+        _LOOP = asyncio.new_event_loop()
+    return _LOOP
+
+
+def fresh_warnings() -> None:
+    """Show again a warning shown before, as Jupyter does in each cell (its kernel runs each
+    cell, and each call, with Python's "once per place" registries out of date): a call
+    that warns says so in both engines, whatever ran before it. CPython's own hook, where it
+    has one."""
+    mutated = getattr(warnings, "_filters_mutated", None)
+    if mutated is not None:
+        mutated()
+
+
+_CELL_MARKER = re.compile(r"# grader [0-9a-f]+: cell (\d+)")
+
+
+def show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                 file: Any = None, line: str | None = None) -> None:
+    """`warnings.showwarning` in both engines: one line, the cell named as the fast engine
+    names it ("<cell 3>:5: RuntimeWarning: overflow encountered in exp"). In a kernel, a
+    cell's statements are compiled to files of IPython's, whose last line is the grader's
+    marker for the cell (`kernel.KernelTransport._marker`); Python's own format would name
+    that file and quote the line, which the fast engine cannot."""
+    where = filename
+    lines = linecache.getlines(filename) if not filename.startswith("<") else []
+    found = _CELL_MARKER.fullmatch(lines[-1].rstrip("\r\n")) if lines else None
+    if found:
+        where = f"<cell {found.group(1)}>"
+    try:
+        (file if file is not None else sys.stderr).write(
+            f"{where}:{lineno}: {category.__name__}: {message}\n")
+    except Exception:  # a closed or replaced stream: the warning is lost, as in Python
+        pass
+
+
 def die_of_deadly_signals() -> None:
     """As PID 1 of a namespace, end on a deadly signal as any other process would."""
     if os.getpid() != 1:
@@ -611,6 +660,7 @@ def main(rearm: bool = False) -> None:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)  # the student reads an empty standard input
     os.dup2(2, 1)  # and writes stdout and stderr to the capped output channel
+    sys.stdout, sys.stderr = OutStream.on(1), OutStream.on(2)
     if _confine():
         # The grader asked for a confinement it did not get: it refuses to go on, and no
         # request but `hello` is answered, so no student code runs unconfined.
@@ -621,17 +671,29 @@ def main(rearm: bool = False) -> None:
 
         ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
     die_of_deadly_signals()
+    warnings.showwarning = show_warning
     Worker().serve(in_fd, out_fd)
+
+
+KERNEL_CHANNEL_ENV = "GRADER_KERNEL_CHANNEL"
 
 
 def kernel_main() -> None:
     """Entry point of `--engine kernel`: confined exactly as `main`, then an IPython kernel
-    (arguments: -f CONNECTION_FILE). A kernel that cannot be confined never starts."""
+    (arguments: -f CONNECTION_FILE). A kernel that cannot be confined never starts. The
+    grader's requests and replies travel on two pipes it made and the kernel inherited
+    (their numbers in GRADER_KERNEL_CHANNEL), never through a file."""
+    global _KERNEL_CHANNEL
+    requests, replies = (int(fd) for fd in os.environ.pop(KERNEL_CHANNEL_ENV).split(","))
+    for fd in (requests, replies):
+        os.set_inheritable(fd, False)  # no process the student starts gets them
+    _KERNEL_CHANNEL = (requests, replies)
     error = _confine()
     if error:
         print(f"[grader] refusing to start the kernel unconfined: {error}", file=sys.stderr)
         os._exit(3)
     die_of_deadly_signals()
+    warnings.showwarning = show_warning
     from ipykernel.kernelapp import launch_new_instance
 
     launch_new_instance(argv=[arg for arg in sys.argv[1:] if arg != "-c"])
@@ -656,22 +718,28 @@ EXPOSED = False
 
 
 _KERNEL_WORKER: Worker | None = None
+_KERNEL_CHANNEL: tuple[int, int] = (-1, -1)
 
 
-def kernel_answer(namespace: dict[str, Any], request: str, reply: str) -> None:
-    """Answer one request file with a reply file, inside a Jupyter kernel (`--engine kernel`).
+def kernel_serve(namespace: dict[str, Any]) -> None:
+    """Answer the grader's requests inside a Jupyter kernel (`--engine kernel`), each read
+    from the request pipe and answered on the reply pipe, until one says `serve_end`.
 
     The kernel's namespace is the student's; the same Worker answers calls and snapshots, so
     both engines check exercises the same way.
     """
     global _KERNEL_WORKER
+    requests, replies = _KERNEL_CHANNEL
     if _KERNEL_WORKER is None or _KERNEL_WORKER.namespace is not namespace:
         _KERNEL_WORKER = Worker(namespace)
-    with open(request, "rb") as stream:
+        _KERNEL_WORKER.channel = _KERNEL_CHANNEL  # closed in every process a call forks
+    stream = io.FileIO(requests, "rb", closefd=False)
+    while True:
         header, value = protocol.unpack(stream, MAX_CHILD_BYTES)
-    frame = _KERNEL_WORKER.answer(header, value)
-    with open(reply, "wb") as stream:
-        stream.write(frame)
+        if header.get("op") == "serve_end":
+            protocol.send(replies, {"status": Reply.OK, "id": header.get("id")})
+            return
+        protocol.write_all(replies, _KERNEL_WORKER.answer(header, value))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,210 @@
+"""The kernel engine's channel cannot be turned against the grader (issue #22).
+
+The grader used to write each request to `grader-request.bin` and read each reply from
+`grader-reply.bin`, in a folder the kernel's code can write, as root and without checks: a
+link there made it overwrite a file outside the sandbox or read a secret, a FIFO made it hang,
+and `/dev/zero` made it read until it ran out of memory. Requests and replies now travel on two
+pipes the grader made, and the grader connects to the kernel's sockets once, before any student
+code runs. Each attack below plants what it can wherever the kernel can write, and must change
+nothing outside, read nothing secret, and end within the submission's limits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import socket
+import stat
+import threading
+import time
+
+import pytest
+
+from grader import grading, registry
+from grader.sandbox.limits import Limits
+from tests.conftest import processes, survivors
+from tests.test_attacks import HONEST, HONEST_SCORE
+
+pytestmark = pytest.mark.slow
+
+OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=3, memory_mb=1024,
+                                        submission_timeout=120), engine="kernel")
+BASICS = registry.get("attention_basics")
+
+# Every folder the kernel's code can write: its working folder, its connection folder, its
+# HOME and /tmp; `{plant}` says what to put there under each old name.
+PLANT = '''
+import os
+from ipykernel import get_connection_file
+FOLDERS = {os.getcwd(), os.path.dirname(get_connection_file()), os.environ.get("HOME", "/tmp"),
+           "/tmp"}
+def plant(name, make):
+    for folder in FOLDERS:
+        path = os.path.join(folder, name)
+        try:
+            if os.path.lexists(path):
+                os.unlink(path)
+            make(path)
+        except OSError as exc:
+            print("could not plant", path, type(exc).__name__)
+'''
+
+
+def secrets_outside(tmp_path):
+    """A root-only folder outside the sandbox, with a secret and a file to keep unchanged."""
+    vault = tmp_path / "vault"
+    vault.mkdir(mode=0o700)
+    secret, target = vault / "secret.txt", vault / "target.txt"
+    secret.write_text("TOPSECRET-4242")
+    target.write_text("ORIGINAL")
+    for path in (secret, target):
+        path.chmod(0o600)
+    return secret, target
+
+
+def grade(tmp_path, attack: str, options: grading.Options = OPTIONS) -> grading.Result:
+    path = tmp_path / "kernel_attention_basics.py"
+    path.write_text(HONEST + "\n" + PLANT + "\n" + attack)
+    before = processes()
+    started = time.monotonic()
+    result = grading.grade(path, BASICS, options)
+    # Within the submission's limit, and the few seconds a last call may take past it.
+    assert time.monotonic() - started < options.limits.submission_timeout + 10
+    assert survivors(before) == []
+    return result
+
+
+def test_links_to_a_file_outside_are_never_written_or_read(tmp_path):
+    secret, target = secrets_outside(tmp_path)
+    result = grade(tmp_path, f'''
+plant("grader-request.bin", lambda p: os.symlink({str(target)!r}, p))
+plant("grader-reply.bin", lambda p: os.symlink({str(secret)!r}, p))
+''')
+    assert target.read_text() == "ORIGINAL" and stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert (result.status.value, result.score) == ("graded", HONEST_SCORE)
+    seen = result.output + "".join(c.message for e in result.exercises for c in e.checks)
+    assert "TOPSECRET" not in seen and str(0x50544f54) not in seen  # "TOPS" as a length
+    assert [c.message for c in result.problem_cells] == []
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory", "socket"])
+def test_what_a_reply_file_could_be_changes_nothing(tmp_path, kind):
+    make = {
+        "fifo": "os.mkfifo",
+        "dev-zero": "lambda p: os.symlink('/dev/zero', p)",
+        "directory": "os.mkdir",
+        "socket": "lambda p: __import__('socket').socket(__import__('socket').AF_UNIX)"
+                  ".bind(p)",
+    }[kind]
+    result = grade(tmp_path, f'''
+plant("grader-reply.bin", {make})
+plant("grader-request.bin", {make})
+''')
+    assert (result.status.value, result.score) == ("graded", HONEST_SCORE)
+    assert [c.message for c in result.problem_cells] == []
+
+
+def test_sockets_replaced_by_links_are_never_followed(tmp_path):
+    """The kernel's code swaps its ZeroMQ sockets for links to a socket outside: the grader
+    connected before any of its code ran, and never connects again."""
+    vault = tmp_path / "vault"
+    vault.mkdir(mode=0o700)
+    outside = vault / "listening.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(outside))
+    server.listen(8)
+    server.settimeout(0.2)
+    accepted: list[object] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            try:
+                accepted.append(server.accept())
+            except OSError:
+                continue
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        result = grade(tmp_path, f'''
+folder = os.path.dirname(get_connection_file())
+for name in os.listdir(folder):
+    if name.startswith("socket"):
+        os.unlink(os.path.join(folder, name))
+        os.symlink({str(outside)!r}, os.path.join(folder, name))
+''')
+    finally:
+        stop.set()
+        watcher.join(2)
+        server.close()
+    assert accepted == []
+    assert result.status.value == "graded"
+
+
+def test_junk_on_the_reply_pipe_costs_the_student_not_the_grader(tmp_path):
+    """The code finds the kernel's end of the reply pipe and writes a frame that claims a
+    gigabyte, then junk: that submission's checks fail or are retried on a new kernel, within
+    its limits, and the grader reads no more than its cap."""
+    result = grade(tmp_path, '''
+import stat, struct, json
+for fd in range(3, 256):
+    try:
+        mode = os.fstat(fd).st_mode
+        flags = __import__("fcntl").fcntl(fd, __import__("fcntl").F_GETFL)
+    except OSError:
+        continue
+    if stat.S_ISFIFO(mode) and flags & os.O_ACCMODE == os.O_WRONLY:
+        head = json.dumps({"id": "x", "blobs": [["<f8", [1 << 27]]], "data": 1 << 30}).encode()
+        try:
+            os.write(fd, struct.pack("!I", len(head)) + head + b"\\xff" * 4096)
+        except OSError:
+            pass
+''')
+    assert result.status.value == "graded"
+    assert not result.grader_failed
+    assert result.score <= HONEST_SCORE
+
+
+def test_a_kernel_that_never_answers_is_a_timeout_not_a_hang(tmp_path):
+    """The code replaces the agent that answers the grader with one that never does."""
+    limits = dataclasses.replace(OPTIONS.limits, submission_timeout=20)
+    result = grade(tmp_path, '''
+import grader.sandbox.worker as agent
+agent.kernel_serve = lambda namespace: __import__("time").sleep(3600)
+''', dataclasses.replace(OPTIONS, limits=limits))
+    assert result.status.value == "graded"
+    statuses = {c.status.value for e in result.exercises for c in e.checks}
+    assert statuses <= {"timeout", "error", "failed", "missing"}, statuses
+
+
+def test_the_grader_writes_nothing_where_the_kernel_can_write(tmp_path, monkeypatch):
+    """An allow-list of what the grader opens for writing in the submission's working folder
+    (the only place the kernel's code can write that the grader looks at): the connection
+    file of a kernel about to start, in its new folder, and nothing else. Checked by watching
+    every `open` of the grader's process while it grades."""
+    import builtins
+
+    opened: list[str] = []
+    real_open, real_os_open = builtins.open, os.open
+
+    def watching(file, mode="r", *args, **kwargs):
+        if isinstance(file, (str, os.PathLike)) and any(c in mode for c in "wax+"):
+            opened.append(os.fspath(file))
+        return real_open(file, mode, *args, **kwargs)
+
+    def watching_os(path, flags, *args, **kwargs):
+        if flags & (os.O_WRONLY | os.O_RDWR):
+            opened.append(os.fspath(path))
+        return real_os_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", watching)
+    monkeypatch.setattr(os, "open", watching_os)
+    path = tmp_path / "kernel_attention_basics.py"
+    path.write_text(HONEST)
+    result = grading.grade(path, BASICS, OPTIONS)
+    assert result.score == HONEST_SCORE
+    in_work = [p for p in opened if "/grader-work-" in p]
+    assert in_work and all(re.fullmatch(r".*/grader-work-[^/]+/kernel-[^/]+/connection\.json", p)
+                           for p in in_work), in_work

@@ -1,0 +1,143 @@
+"""The fast engine's `get_ipython()` does what Jupyter's shell does, or says in one line that it
+did not; it never raises an error that Jupyter would not. Each attribute a notebook commonly
+uses is run in both engines, and both must give the same cells and output; the fast engine's
+only extra is its "[grader] not run: ..." line where it cannot do what Jupyter does."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from grader import grading, registry
+from grader.model import Status
+from grader.sandbox import shell
+from grader.sandbox.limits import Limits
+
+LIMITS = Limits(cell_timeout=5, call_timeout=2, memory_mb=1024)
+NOTE = "[grader] not run: "
+
+def grade(path, engine: str):
+    result = grading.grade(path, registry.get("attention_basics"),
+                           grading.Options(limits=LIMITS, engine=engine))
+    assert result.status is Status.GRADED, result.error
+    return result
+
+
+def timings(text: str) -> str:
+    """The numbers of `%time` and `%timeit` differ from run to run."""
+    text = re.sub(r"(?m)^CPU times: .*$", "CPU times: ...", text)
+    text = re.sub(r"(?m)^Wall time: .*$", "Wall time: ...", text)
+    return re.sub(r"(?m)^\S+ \S+ ± \S+ \S+ per loop \(.*\)$", "... per loop", text)
+
+
+def notes(engine: str, *lines: str) -> str:
+    """What only the fast engine prints: the things it did not run."""
+    return "".join(f"{NOTE}{line}\n" for line in lines) if engine == "fast" else ""
+
+
+# Each case: the cells, then the output expected of both engines (for the fast engine with the
+# notes a function of the engine adds), and the problem cells.
+CASES = {
+    "kernel": (
+        ["k = get_ipython().kernel\nprint(bool(k), hasattr(get_ipython(), 'kernel'))",
+         # What libraries do to find out whether they run in Jupyter: no error in either.
+         "try:\n    get_ipython().kernel.comm_manager\n    print('in a notebook')\n"
+         "except AttributeError:\n    print('not in a notebook')"],
+        lambda engine: "True True\nin a notebook\n", []),
+    "kernel-call": (
+        ["get_ipython().kernel.comm_manager.register_target('x', print)\nprint('went on')"],
+        lambda engine: notes(engine, "get_ipython().kernel.comm_manager.register_target(): "
+                             f"{shell.NO_KERNEL}") + "went on\n", []),
+    "user_ns": (
+        ["x = 41\nns = get_ipython().user_ns\nns['y'] = ns['x'] + 1\n"
+         "print(y, ns is globals(), get_ipython().user_global_ns is globals())"],
+        lambda engine: "42 True True\n", []),
+    "run_line_magic": (
+        ["ip = get_ipython()\nip.run_line_magic('matplotlib', 'inline')\n"
+         "print(ip.run_line_magic('time', '6 * 7'))\nip.run_line_magic('time', 'z = 1')\n"
+         "print(z)"],
+        lambda engine: "CPU times: ...\nWall time: ...\n42\nCPU times: ...\nWall time: ...\n1\n",
+        []),
+    "run_line_magic-unknown": (
+        ["get_ipython().run_line_magic('load_ext', 'autoreload')\n"
+         "get_ipython().run_line_magic('autoreload', '2')\nprint('ok')"],
+        lambda engine: "ok\n", []),
+    "run_cell_magic": (
+        ["get_ipython().run_cell_magic('capture', 'out', 'print(1)\\nimport sys\\n"
+         "print(2, file=sys.stderr)')\nprint(repr(out.stdout), repr(out.stderr))\nout.show()",
+         "%%capture\nprint('nobody sees this')",
+         "%%time\na = 2\nb = a * 3\nprint(b)"],
+        lambda engine: "'1\\n' '2\\n'\n1\n2\n6\nCPU times: ...\nWall time: ...\n", []),
+    "system": (
+        ["def listing():\n    get_ipython().system('ls')\n    return 'listed'\nprint(listing())"],
+        lambda engine: f"{NOTE}!ls\nlisted\n", []),  # both engines: the kernel has no sh
+    "getoutput": (
+        ["def files():\n    return get_ipython().getoutput('ls')\nprint(len(files()) >= 0)"],
+        lambda engine: f"{NOTE}!ls\nTrue\n", []),
+    "magic": (
+        ["import warnings\nwarnings.simplefilter('ignore', DeprecationWarning)\n"
+         "get_ipython().magic('time w = 5')\nprint(w)"],
+        lambda engine: "CPU times: ...\nWall time: ...\n5\n", []),
+    "display_pub": (
+        ["get_ipython().display_pub.publish({'text/plain': 'shown'})\nprint('published')"],
+        lambda engine: "published\n", []),
+    "events": (
+        ["def hook(*args):\n    pass\n\nget_ipython().events.register('post_run_cell', hook)\n"
+         "get_ipython().events.unregister('post_run_cell', hook)\nprint('registered')"],
+        lambda engine: notes(engine, "get_ipython().events.register('post_run_cell', ...): "
+                             "the fast engine runs no cell events; --engine kernel does")
+        + "registered\n", []),
+    "config": (
+        ["c = get_ipython().config\nprint(type(c).__name__, 'IPKernelApp' in c)"],
+        lambda engine: "Config True\n", []),
+    "ev-ex-push": (
+        ["ip = get_ipython()\nip.ex('e = 3')\nip.push({'p': ip.ev('e + 1')})\n"
+         "def share():\n    local = 9\n    get_ipython().push('local')\n"
+         "share()\nprint(e, p, local)"],
+        lambda engine: "3 4 9\n", []),
+    "IPython.get_ipython": (
+        ["from IPython import get_ipython as ipython_get\nimport IPython\n"
+         "print(ipython_get() is get_ipython(), IPython.get_ipython().user_ns is globals())"],
+        lambda engine: "True True\n", []),
+    "missing-attribute": (
+        ["print(hasattr(get_ipython(), 'no_such_thing'))\nget_ipython().no_such_thing"],
+        lambda engine: "False\n",
+        [(1, Status.ERROR, "line 2: AttributeError: 'ZMQInteractiveShell' object has no "
+                           "attribute 'no_such_thing'")]),
+    "input": (
+        ["try:\n    input('name? ')\nexcept NotImplementedError as e:\n"
+         "    print(type(e).__name__)\nname = input()"],
+        lambda engine: "StdinNotImplementedError\n",
+        [(1, Status.ERROR, "line 5: StdinNotImplementedError: raw_input was called, but this "
+                           "frontend does not support input requests.")]),
+}
+
+
+def params():
+    for name in CASES:
+        yield pytest.param(name, "fast", id=f"{name}-fast")
+        yield pytest.param(name, "kernel", id=f"{name}-kernel", marks=pytest.mark.slow)
+
+
+@pytest.mark.parametrize(("name", "engine"), params())
+def test_get_ipython_attribute_works_as_in_jupyter(make_submission, name, engine):
+    cells, output, problems = CASES[name]
+    result = grade(make_submission(cells), engine)
+    assert [(c.index, c.status, c.message) for c in result.problem_cells] == problems
+    assert timings(result.output) == output(engine)
+
+
+def test_time_is_written_as_ipython_writes_it():
+    assert [shell._duration(s) for s in (0, 5.84e-5, 1e-9, 0.0123, 1.5)] == [
+        "0 ns", "58.4 µs", "1 ns", "12.3 ms", "1.5 s"]
+
+
+def test_an_absent_part_of_jupyter_is_harmless():
+    namespace: dict = {}
+    stand_in = shell.ZMQInteractiveShell(namespace)
+    kernel = stand_in.kernel
+    assert kernel.session.session["x"] is not None and list(kernel) == [] and kernel
+    assert kernel.do_shutdown(True) is None  # called from here, not from the notebook: silent
+    with pytest.raises(AttributeError):
+        kernel.__deepcopy__  # noqa: B018 - copy and pickle must see a plain object
