@@ -338,10 +338,9 @@ def install(namespace: dict[str, Any]) -> None:
     SHELL = ZMQInteractiveShell(namespace)
     namespace["get_ipython"] = get_ipython
     builtins.input = no_input
-    if SHELL_MODULE in sys.modules:
-        _patch(sys.modules[SHELL_MODULE])
-    elif not any(isinstance(finder, _ShellFinder) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _ShellFinder())
+    # `from IPython import get_ipython` gives the stand-in, as Jupyter gives its shell: the
+    # package takes the name from `IPython.core.getipython`.
+    patch_on_import(SHELL_MODULE, _patch)
 
 
 def _patch(module: Any) -> None:
@@ -351,33 +350,45 @@ def _patch(module: Any) -> None:
         setattr(package, "get_ipython", get_ipython)  # noqa: B010 - a module's attribute
 
 
-class _ShellLoader(importlib.abc.Loader):
-    """Loads IPython's `getipython` module as IPython does, then points it at the stand-in."""
+def patch_on_import(name: str, patch: Callable[[Any], None]) -> None:
+    """Apply `patch` to the module `name` now if it is imported, else as soon as student
+    code first imports it: importing IPython takes a second, so the worker never does."""
+    if name in sys.modules:
+        patch(sys.modules[name])
+    elif not any(isinstance(finder, _Patching) and finder.name == name
+                 for finder in sys.meta_path):
+        sys.meta_path.insert(0, _Patching(name, patch))
 
-    def __init__(self, loader: Any) -> None:
-        self._loader = loader
+
+class _PatchingLoader(importlib.abc.Loader):
+    """Loads a module as its own loader does, then patches it."""
+
+    def __init__(self, loader: Any, patch: Callable[[Any], None]) -> None:
+        self._loader, self._patch = loader, patch
 
     def create_module(self, spec: Any) -> Any:
         return self._loader.create_module(spec)
 
     def exec_module(self, module: Any) -> None:
         self._loader.exec_module(module)
-        _patch(module)
+        self._patch(module)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Any:  # get_source, get_filename, ...
         return getattr(self._loader, name)
 
 
-class _ShellFinder(importlib.abc.MetaPathFinder):
-    """`from IPython import get_ipython` gives the stand-in, as Jupyter gives its shell: the
-    package takes the name from `IPython.core.getipython`, patched when first imported."""
+class _Patching(importlib.abc.MetaPathFinder):
+    """Finds one module as Python would, with a loader that patches it (`patch_on_import`)."""
+
+    def __init__(self, name: str, patch: Callable[[Any], None]) -> None:
+        self.name, self.patch = name, patch
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if name != SHELL_MODULE:
+        if name != self.name:
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is not None and spec.loader is not None:
-            spec.loader = _ShellLoader(spec.loader)
+            spec.loader = _PatchingLoader(spec.loader, self.patch)
         return spec
 
 

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import importlib.abc
-import importlib.machinery
 import inspect
 import io
 import linecache
@@ -88,44 +86,11 @@ def _quiet(module: Any) -> None:
     module.DisplayHandle = DisplayHandle
 
 
-class _QuietLoader(importlib.abc.Loader):
-    """Loads IPython's display functions as IPython does, then makes them quiet."""
-
-    def __init__(self, loader: Any) -> None:
-        self._loader = loader
-
-    def create_module(self, spec: Any) -> Any:
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module: Any) -> None:
-        self._loader.exec_module(module)
-        _quiet(module)
-
-    def __getattr__(self, name: str) -> Any:  # get_source, get_filename, ...
-        return getattr(self._loader, name)
-
-
-class _QuietDisplay(importlib.abc.MetaPathFinder):
-    """Patches IPython's display functions when student code first imports them (importing
-    IPython takes a second, so the worker never does it itself). `IPython.display` and
-    `IPython.core.display` take their names from that module, so every way of importing
-    `display`, `clear_output` or `update_display` gets the worker's."""
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if name != DISPLAY_MODULE:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is not None and spec.loader is not None:
-            spec.loader = _QuietLoader(spec.loader)
-        return spec
-
-
 def quiet_ipython() -> None:
-    """Make IPython's display functions quiet, now or when they are imported."""
-    if DISPLAY_MODULE in sys.modules:
-        _quiet(sys.modules[DISPLAY_MODULE])
-    elif not any(isinstance(finder, _QuietDisplay) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _QuietDisplay())
+    """Make IPython's display functions quiet, now or when they are imported.
+    `IPython.display` and `IPython.core.display` take their names from that module, so every
+    way of importing `display`, `clear_output` or `update_display` gets the worker's."""
+    shell.patch_on_import(DISPLAY_MODULE, _quiet)
 
 
 def _shown(value: object, how: Callable[[object], str]) -> str:
