@@ -382,18 +382,19 @@ class the student's code defines has a name it chooses, which could spell out th
 
 
 def hidden_error(message: str) -> str:
-    """A hidden call's error as students see it: its exception class (a usual one) and line,
-    never its message, which the student's code writes and could fill with the hidden inputs
-    (`raise ValueError(repr(x))`). Messages the grader writes (a timeout, a crash) are kept."""
+    """A hidden call's error as students see it: its exception class (a usual one), never
+    its message or its line, which the student's code chooses and could make spell out the
+    hidden inputs (`raise ValueError(repr(x))`; an `exec` of as many blank lines as an input's
+    digits). Messages the grader writes (a timeout, a crash) are kept."""
     match = _RAISED.fullmatch(message)
     if match is None:
         return message
-    name, where = match["name"], match["where"] or ""
+    name = match["name"]
     what = f"raised {name}" if name in KNOWN_ERRORS else "raised an exception of its own class"
-    if not match["said"].strip():
-        return what + where
-    return (f"{what}{where}; its message is shown for public checks only, since it could hold "
-            "this hidden case's inputs")
+    if not match["said"].strip() and not match["where"]:
+        return what
+    return (f"{what}; its message and line are shown for public checks only, since the code "
+            "could make them spell out this hidden case's inputs")
 
 
 def reply_limit(expected: references.Outputs) -> int:

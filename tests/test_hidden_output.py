@@ -198,6 +198,26 @@ def softmax(items_in):
     assert "restart" not in result.isolation
 
 
+HIDDEN_WHY = ("its message and line are shown for public checks only, since the code could make "
+              "them spell out this hidden case's inputs")
+# A line is a number the code chooses too: an `exec` of as many blank lines as an input's digits
+# raises at that line (the review of #22).
+LINE_OF_ITS_CHOOSING = '''import numpy as np
+
+def softmax(items_in):
+    x = np.asarray(items_in, dtype=float)
+    exec(compile("\\n" * (int(abs(x).sum() * 100) % 100000) + "raise ValueError", "leak", "exec"))
+'''
+
+
+def test_a_hidden_calls_error_line_is_not_said_either(make_submission):
+    result = grading.grade(make_submission(LINE_OF_ITS_CHOOSING, name="alice_udl_attention"),
+                           UDL, OPTIONS)
+    checks = {c.name: c for c in result.exercises[0].checks}
+    assert checks["six-values"].message == f"raised ValueError; {HIDDEN_WHY}"
+    assert "(line " in checks["vector"].message  # a public check says where
+
+
 # The review of #21 found two more ways out: a hidden call's exception message, and the shape
 # of what it returns (numbers the student's code chooses).
 RAISES_ITS_INPUTS = '''import numpy as np
@@ -221,11 +241,9 @@ def test_a_hidden_calls_exception_says_its_class_and_line_never_its_message(make
     result = grading.grade(make_submission(RAISES_ITS_INPUTS, name="alice_udl_attention"), UDL,
                            OPTIONS)
     checks = {c.name: c for c in result.exercises[0].checks}
-    assert checks["six-values"].message == (
-        "raised ValueError (line 9); its message is shown for public checks only, since it "
-        "could hold this hidden case's inputs")
+    assert checks["six-values"].message == f"raised ValueError; {HIDDEN_WHY}"
     # The class's name is the code's to choose: not said either.
-    assert checks["large-values"].message == "raised an exception of its own class (line 11)"
+    assert checks["large-values"].message == f"raised an exception of its own class; {HIDDEN_WHY}"
     assert checks["one-element"].message == (
         "a shape with sizes that are not the expected (1,)'s nor the inputs' (a hidden case: "
         "they are not shown)")

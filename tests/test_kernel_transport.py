@@ -208,3 +208,91 @@ def test_the_grader_writes_nothing_where_the_kernel_can_write(tmp_path, monkeypa
     in_work = [p for p in opened if "/grader-work-" in p]
     assert in_work and all(re.fullmatch(r".*/grader-work-[^/]+/kernel-[^/]+/connection\.json", p)
                            for p in in_work), in_work
+
+
+# --------------------------------------------------------------------------- review of #22
+
+def test_a_statement_that_ignores_interrupts_is_killed_past_its_limit(tmp_path):
+    """nbclient interrupts a statement past its time, then waits for it again, forever: one
+    that ignores SIGINT inside a function held the grader past the submission's limit."""
+    limits = dataclasses.replace(OPTIONS.limits, cell_timeout=2)
+    result = grade(tmp_path, '''
+import signal, time
+def wait_for_data():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        time.sleep(1)
+wait_for_data()
+''', dataclasses.replace(OPTIONS, limits=limits))
+    assert result.score == HONEST_SCORE and result.duration_s < 40
+    stuck = [c.message for c in result.problem_cells if c.status.value == "timeout"]
+    assert len(stuck) == 1 and stuck[0].endswith(
+        ": stopped after 2 s (it did not stop when interrupted); execution went on"), stuck
+
+
+def test_printing_gigabytes_costs_the_grader_no_memory(tmp_path):
+    """nbclient kept every stream message of a statement before any cap (1.7 GB for 1.5 GB
+    printed); the grader now keeps a statement's output up to the cap as it arrives, and a
+    message larger than Jupyter's sockets accept ends the connection instead of being held."""
+    from tests.test_scaling import reset_peak, resident_mb
+
+    before = resident_mb()
+    reset_peak()
+    result = grade(tmp_path, '''
+import sys
+for _ in range(4):
+    sys.stdout.write("x" * 1_000_000)
+for _ in range(4):
+    sys.stdout.write("y" * 50_000_000)
+''')
+    assert resident_mb("VmHWM") - before < 100
+    assert result.status.value == "graded" and not result.grader_failed
+    assert result.score == HONEST_SCORE
+
+
+@pytest.mark.parametrize("forged", [
+    "ip.kernel.session.send(ip.kernel.iopub_socket, 'status', {}, parent=ip.parent_header)",
+    "ip.kernel.session.send(ip.kernel.iopub_socket, 'comm_msg', {'comm_id': 'x'}, "
+    "parent=ip.parent_header)",
+])
+def test_a_forged_message_costs_the_student_not_the_grader(tmp_path, forged):
+    """The kernel's code can send any message on Jupyter's sockets (its session signs it):
+    nbclient choked on malformed ones, and the grader failed the submission."""
+    result = grade(tmp_path, f"ip = get_ipython()\n{forged}\n")
+    assert result.status.value == "graded" and not result.grader_failed
+    assert result.score == HONEST_SCORE
+
+
+def test_a_fractional_statement_limit_is_taken(tmp_path):
+    """--timeout 2.4 made every kernel-engine submission fail in nbclient's constructor."""
+    limits = dataclasses.replace(OPTIONS.limits, cell_timeout=2.4)
+    result = grade(tmp_path, "", dataclasses.replace(OPTIONS, limits=limits))
+    assert (result.status.value, result.score) == ("graded", HONEST_SCORE)
+
+
+SAVED_STREAMS = '''
+import logging, sys
+OUT, ERR = sys.stdout, sys.stderr
+logging.basicConfig(level=logging.INFO, stream=ERR, format="%(message)s")
+
+def causal_mask(seq_len):
+    print("mask of", seq_len, file=OUT)
+    logging.info("logged %d", seq_len)
+    return np.triu(np.full((seq_len, seq_len), -np.inf), k=1)
+'''
+
+
+def test_a_stream_saved_before_the_call_prints_in_it(make_submission):
+    """A stream the code saved in a global (a logging handler, a progress bar) was ipykernel's
+    own in the forked call, and every call that wrote to it hung: 10 -> 3 points."""
+    path = make_submission(HONEST + SAVED_STREAMS)
+    seen = {}
+    for engine in ("fast", "kernel"):
+        result = grading.grade(path, BASICS, dataclasses.replace(OPTIONS, engine=engine))
+        mask = result.exercises[3]
+        assert (mask.name, mask.score) == ("causal_mask", 1.0), engine
+        # Both lines, in an order Jupyter does not fix either (stdout and stderr apart).
+        printed = result.output.split("[grader] causal_mask, case 'three', printed:\n")[1]
+        assert sorted(printed.split("\n\n")[0].splitlines()) == ["logged 3", "mask of 3"]
+        seen[engine] = (result.score, sorted(result.output.splitlines()))
+    assert seen["fast"] == seen["kernel"]

@@ -120,7 +120,7 @@ def params():
         yield pytest.param(name, "kernel", id=f"{name}-kernel", marks=pytest.mark.slow)
 
 
-@pytest.mark.parametrize(("name", "engine"), params())
+@pytest.mark.parametrize(("name", "engine"), list(params()))
 def test_get_ipython_attribute_works_as_in_jupyter(make_submission, name, engine):
     cells, output, problems = CASES[name]
     result = grade(make_submission(cells), engine)

@@ -16,12 +16,14 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 import re
 import secrets
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +31,7 @@ from typing import Any
 
 import zmq
 import zmq.asyncio
+from jupyter_client.asynchronous.client import AsyncKernelClient
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import run_sync
@@ -55,6 +58,12 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SERVE = ("__import__('grader.sandbox.worker', fromlist=['kernel_serve']).kernel_serve("
          "get_ipython().user_ns)")
 SERVE_END_S = 5.0
+WATCHDOG_GRACE_S = 3.0
+STUCK = "the kernel did not stop when interrupted"
+# Bounds on what Jupyter's sockets hold for the grader: a message over MAX_MESSAGE ends the
+# connection (the kernel's code can print gigabytes at once), and at most QUEUED wait.
+MAX_MESSAGE = 4 << 20
+QUEUED = 16
 KERNEL_OVERHEAD = 512 << 20
 KERNEL_THREADS = 16
 SPEC = "attention-grader"
@@ -73,9 +82,28 @@ _QUIET.propagate = False
 class _Client(NotebookClient):
     """nbclient's client, for statements whose outputs are read once and then dropped."""
 
+    budget = 0
+    """Characters of output a statement may still add (`output_bytes`, then what is left):
+    nbclient keeps every output of a cell, and a statement can print gigabytes."""
+
     def clear_output(self, outs: list[Any], msg: dict[str, Any], cell_index: int) -> None:
         """Keep what was printed before `clear_output()`: the grader shows all the output
         of the code, as the fast engine (where clearing shows nothing) does."""
+
+    def output(self, outs: list[Any], msg: dict[str, Any], display_id: str | None,
+               cell_index: int) -> Any:
+        """Keep a statement's stream output up to its budget, and nothing else: what is past
+        it is dropped as it arrives, never held."""
+        if msg.get("msg_type") == "error":  # how a statement failed: `_exec` reads it
+            return super().output(outs, msg, display_id, cell_index)
+        if msg.get("msg_type") != "stream":
+            return None  # displays show nothing, as in the fast engine
+        text = str(msg.get("content", {}).get("text", ""))
+        kept, self.budget = text[:max(0, self.budget)], self.budget - len(text)
+        if kept:
+            msg = dict(msg, content=dict(msg["content"], text=kept))
+            return super().output(outs, msg, display_id, cell_index)
+        return None
 
 
 class KernelTransport:
@@ -97,10 +125,11 @@ class KernelTransport:
     def __init__(self, limits: Limits, output: CappedOutput) -> None:
         self.limits = limits
         self.output = output
-        self._client: NotebookClient | None = None
+        self._client: _Client | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._channel: tuple[int, int] | None = None  # (requests to write, replies to read)
         self._serving: str | None = None  # the message id of the cell serving requests
+        self._killed = False  # the watchdog killed the kernel
         self._folders: list[Path] = []
         self._context: zmq.asyncio.Context | None = None
         self._executed = 0
@@ -112,7 +141,7 @@ class KernelTransport:
 
     def start(self, resources: Resources) -> bool:
         home = resources.home
-        self._context = _no_reconnection()
+        self._context = _bounded()
         # A new folder at each start: nothing a kernel before left there is ever used.
         shared = Path(tempfile.mkdtemp(prefix="kernel-", dir=home))  # connection, sockets
         specs = Path(tempfile.mkdtemp(prefix="grader-kernelspec-"))  # the grader's alone
@@ -132,7 +161,9 @@ class KernelTransport:
                                      kernel_spec_manager=KernelSpecManager(
                                          kernel_dirs=[str(specs)]),
                                      context=self._context)
-        client = _Client(new_notebook(), km=manager, timeout=self.limits.cell_timeout,
+        manager.client_factory = _Channels  # its sockets, not only the manager's, bounded
+        client = _Client(new_notebook(), km=manager,
+                         timeout=int(math.ceil(self.limits.cell_timeout)),
                          log=_QUIET, allow_errors=True, interrupt_on_timeout=True,
                          startup_timeout=60, resources={"metadata": {"path": str(home)}})
         self._client = client
@@ -142,6 +173,7 @@ class KernelTransport:
                 client.start_new_kernel(cwd=str(home), env=env, stdin=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL, pass_fds=kernel_ends)
             client.start_new_kernel_client()
+            _never_reconnect(client.kc)
         except Exception as exc:  # it died at once: it could not be confined, or not start
             self.stop()
             raise SandboxError(f"the Jupyter kernel did not start ({type(exc).__name__}: "
@@ -247,15 +279,35 @@ class KernelTransport:
         # updated there (nbclient would look for the output in this new cell, and fail).
         client.clear_display_id_mapping(0)
         client.timeout = int(max(1, round(timeout)))
+        client.budget = self.limits.output_bytes
         started = time.monotonic()
+        # nbclient interrupts a cell past its time, then waits for it again, forever: a
+        # statement that ignores SIGINT is killed with its kernel past the limit and a grace.
+        self._killed = False
+        watchdog = threading.Timer(max(1.0, timeout) + WATCHDOG_GRACE_S, self._kill)
+        watchdog.start()
         try:
             client.execute_cell(cell, 0, store_history=False)
         except DeadKernelError:
+            if self._killed:
+                raise WorkerLost(Status.TIMEOUT, STUCK) from None
             raise self._lost() from None
         except (CellTimeoutError, TimeoutError, RuntimeError):
-            raise WorkerLost(Status.TIMEOUT, "the kernel did not stop when interrupted") \
-                from None
+            raise WorkerLost(Status.TIMEOUT, STUCK) from None
+        except Exception as exc:  # a message the kernel's code forged that nbclient chokes on
+            raise WorkerLost(Status.CRASHED, "the kernel sent a message the grader cannot "
+                             f"read ({type(exc).__name__}: {str(exc)[:200]})") from None
+        finally:
+            watchdog.cancel()
         return list(cell.outputs), time.monotonic() - started
+
+    def _kill(self) -> None:
+        """Kill the kernel and everything it started (the watchdog's last resort)."""
+        self._killed = True
+        client = self._client
+        pid = getattr(getattr(client.km, "provisioner", None), "pid", None) if client else None
+        if pid:
+            processes.kill_group(pid)
 
     def _lost(self) -> WorkerLost:
         """The kernel died: how, from its exit status, in the fast engine's words."""
@@ -320,12 +372,36 @@ def _channel(env: dict[str, str]) -> Iterator[tuple[tuple[int, int], tuple[int, 
             os.close(fd)  # the kernel has its own copies
 
 
-def _no_reconnection() -> zmq.asyncio.Context:
-    """A ZeroMQ context whose sockets connect once and never again: a socket path that the
-    kernel's code replaces (with a link to another socket, say) is never followed."""
+class _Channels(AsyncKernelClient):
+    """jupyter_client's client, whose sockets (shell, iopub, stdin, heartbeat) are made in a
+    bounded context (`_bounded`): the client makes a context of its own otherwise, and the
+    manager's settings never reach the sockets that read the kernel's messages."""
+
+    def _context_default(self) -> zmq.asyncio.Context:
+        self._created_context = True  # destroyed with the client's channels
+        return _bounded()
+
+
+def _bounded() -> zmq.asyncio.Context:
+    """A ZeroMQ context whose sockets hold little for the grader: a message over
+    `MAX_MESSAGE` ends its connection, and at most `QUEUED` wait to be read."""
     context = zmq.asyncio.Context()
-    context.setsockopt(zmq.RECONNECT_IVL, -1)
+    context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)
+    context.setsockopt(zmq.RCVHWM, QUEUED)
     return context
+
+
+def _never_reconnect(client: Any) -> None:
+    """Once connected (the kernel has answered, before any student code runs), no socket of
+    the client connects again: a socket path that the kernel's code replaces, with a link to
+    another socket of the machine say, is never followed. (Set at the start, it would also
+    stop the first connection, which retries until the kernel has made its sockets.)"""
+    for name in ("shell_channel", "iopub_channel", "stdin_channel", "control_channel",
+                 "hb_channel"):
+        channel = getattr(client, f"_{name}", None)
+        socket = getattr(channel, "socket", None)
+        if socket is not None:
+            socket.setsockopt(zmq.RECONNECT_IVL, -1)
 
 
 def _statement_source(source: str, index: int) -> str:

@@ -401,6 +401,25 @@ def _with_printed(reply: dict[str, Any], frame: Any, printed: int) -> tuple[dict
     return reply, protocol.with_header(frame, {"printed": text})
 
 
+def _to_own_descriptors(*streams: Any) -> None:
+    """In a forked call inside a Jupyter kernel, make ipykernel's stream class write to this
+    process's descriptors 1 and 2 (the call's file): a stream the student's code saved before
+    (`OUT = sys.stdout`, a logging handler, a progress bar's `sys.stderr`) would otherwise wait
+    for the kernel's I/O thread, which a forked process does not have."""
+    for stream in streams:
+        kind = type(stream)
+        if not kind.__module__.startswith("ipykernel"):
+            continue
+
+        def write(self: Any, text: str) -> int:
+            fd = 2 if getattr(self, "name", "") == "stderr" else 1
+            os.write(fd, str(text).encode("utf-8", "replace"))
+            return len(text)
+
+        kind.write = write  # type: ignore[method-assign]
+        kind.flush = lambda self: None  # type: ignore[method-assign]
+
+
 def _child_call(write_fd: int, target: Any, kind: str, value: Any, header: dict[str, Any],
                 printed: int) -> None:
     me = os.getpid()
@@ -411,6 +430,8 @@ def _child_call(write_fd: int, target: Any, kind: str, value: Any, header: dict[
     os.dup2(printed, 1)
     os.dup2(printed, 2)
     os.close(printed)
+    saved = sys.stdout, sys.stderr  # a global of the code's may hold them: flushed below
+    _to_own_descriptors(*saved)
     sys.stdout, sys.stderr = OutStream.on(1, through=True), OutStream.on(2, through=True)
     fresh_warnings()
     try:
@@ -424,7 +445,7 @@ def _child_call(write_fd: int, target: Any, kind: str, value: Any, header: dict[
         message, line = describe(exc)
         frame = protocol.pack(dict(reply, status=Reply.ERROR, message=message, line=line))
     # Flushed before the reply: the call's processes are killed as soon as it is read.
-    _flush()
+    _flush(*saved)
     try:
         protocol.write_all(write_fd, frame)
     finally:
@@ -570,8 +591,8 @@ def _restore(saved: tuple[int, int]) -> None:
     os.close(saved[1])
 
 
-def _flush() -> None:
-    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+def _flush(*more: Any) -> None:
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__, *more):
         try:
             if stream is not None:
                 stream.flush()
