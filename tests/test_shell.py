@@ -141,3 +141,12 @@ def test_an_absent_part_of_jupyter_is_harmless():
     assert kernel.do_shutdown(True) is None  # called from here, not from the notebook: silent
     with pytest.raises(AttributeError):
         kernel.__deepcopy__  # noqa: B018 - copy and pickle must see a plain object
+
+
+def test_timeit_options_are_not_a_syntax_error(make_submission):
+    """`%timeit -n 10 -r 2 ...` was a SyntaxError in the fast engine, and with --on-error stop
+    the notebook scored 0 where Jupyter runs it (the review of #22)."""
+    result = grade(make_submission(["import numpy as np\n%timeit -n 10 -r 2 np.ones(3)\n"
+                                    "print('ran')"]), "fast")
+    assert [c.status for c in result.problem_cells] == []
+    assert result.output.endswith("per loop (mean ± std. dev. of 1 run, 1 loop each)\nran\n")

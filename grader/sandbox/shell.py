@@ -17,6 +17,7 @@ import importlib.machinery
 import io
 import math
 import os
+import re
 import sys
 import time
 import warnings
@@ -260,7 +261,9 @@ class ZMQInteractiveShell:
 
     def _time_once(self, source: str) -> None:
         """`%timeit`, run once: grading has no time for a thousand loops, and says so in
-        IPython's format for one run of one loop."""
+        IPython's format for one run of one loop. Its options (`-n 10 -r 3 -o -q ...`) are
+        read and left aside: they only say how often to run it."""
+        source = _TIMEIT_OPTIONS.sub("", source, count=1)
         wall = time.perf_counter()
         self._run(source, "<magic-timeit>", cell=True)
         print(f"{_duration(time.perf_counter() - wall)} ± 0 ns per loop (mean ± std. dev. of "
@@ -348,6 +351,9 @@ def _patch(module: Any) -> None:
     package = sys.modules.get("IPython")
     if package is not None and hasattr(package, "get_ipython"):
         setattr(package, "get_ipython", get_ipython)  # noqa: B010 - a module's attribute
+
+
+_TIMEIT_OPTIONS = re.compile(r"^\s*(?:-[nrp]\s*\d+\s+|-[oqtc]\s+)*")
 
 
 def patch_on_import(name: str, patch: Callable[[Any], None]) -> None:
