@@ -3,7 +3,7 @@
 Each top-level statement runs as its own cell through nbclient, with errors allowed, so a
 failing statement is recorded and the next one runs; a statement past its time limit is
 interrupted, and a kernel that dies or will not stop is restarted and the statements before
-are replayed. Exercises are called through `worker.kernel_answer`, which forks inside the
+are replayed. Exercises are called through `worker.kernel_serve`, which forks inside the
 kernel exactly as the fast engine's worker does, and answers with the same protocol frames.
 
 A failing statement is described by the same code as in the fast engine (`worker.failure`,
@@ -110,14 +110,14 @@ class KernelTransport:
     """A `Transport` to an IPython kernel, confined like the fast engine's worker: the kernel
     is started by `worker.kernel_main` in the same namespaces, private root, user and cgroup.
     A statement (`exec`) runs as a cell of its own; every other request is answered by
-    `worker.kernel_answer` inside the kernel, on two pipes the grader made and the kernel
+    `worker.kernel_serve` inside the kernel, on two pipes the grader made and the kernel
     inherited: the grader never opens a path the student's code can write.
 
     Jupyter's own messages use unix sockets that the kernel makes in a folder of its own,
-    new at each start; the grader connects to them once, before any student code runs in
-    that kernel, and never again (ZeroMQ's reconnection is off): a socket the code replaces
-    with a link is never followed. The connection file and the kernel spec are written
-    before the kernel starts, the spec in a folder only the grader can reach."""
+    new at each start; the grader connects to them as the kernel starts, before any student
+    code runs in it, and never again (`_never_reconnect`): a socket the code replaces with a
+    link is never followed. The connection file and the kernel spec are written before the
+    kernel starts, the spec in a folder only the grader can reach."""
 
     worker = Worker.KERNEL
     started = "started as an IPython kernel (--engine kernel)"
