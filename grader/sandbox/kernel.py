@@ -83,8 +83,11 @@ class _Client(NotebookClient):
     """nbclient's client, for statements whose outputs are read once and then dropped."""
 
     budget = 0
-    """Characters of output a statement may still add (`output_bytes`, then what is left):
+    """Bytes of output a statement may still add (`output_bytes`, then what is left):
     nbclient keeps every output of a cell, and a statement can print gigabytes."""
+    overflow = 0
+    """Bytes of a statement's output dropped past its budget (counted as dropped, as the
+    fast engine counts them)."""
 
     def clear_output(self, outs: list[Any], msg: dict[str, Any], cell_index: int) -> None:
         """Keep what was printed before `clear_output()`: the grader shows all the output
@@ -98,8 +101,11 @@ class _Client(NotebookClient):
             return super().output(outs, msg, display_id, cell_index)
         if msg.get("msg_type") != "stream":
             return None  # displays show nothing, as in the fast engine
-        text = str(msg.get("content", {}).get("text", ""))
-        kept, self.budget = text[:max(0, self.budget)], self.budget - len(text)
+        data = str(msg.get("content", {}).get("text", "")).encode("utf-8", "replace")
+        room = max(0, self.budget)
+        kept = data[:room].decode("utf-8", "ignore")
+        self.overflow += max(0, len(data) - room)
+        self.budget -= len(data)
         if kept:
             msg = dict(msg, content=dict(msg["content"], text=kept))
             return super().output(outs, msg, display_id, cell_index)
@@ -279,7 +285,7 @@ class KernelTransport:
         # updated there (nbclient would look for the output in this new cell, and fail).
         client.clear_display_id_mapping(0)
         client.timeout = int(max(1, round(timeout)))
-        client.budget = self.limits.output_bytes
+        client.budget, client.overflow = self.limits.output_bytes, 0
         started = time.monotonic()
         # nbclient interrupts a cell past its time, then waits for it again, forever: a
         # statement that ignores SIGINT is killed with its kernel past the limit and a grace.
@@ -330,6 +336,8 @@ class KernelTransport:
         for output in outputs if not header.get("quiet") else ():  # replayed: shown before
             if output.get("output_type") == "stream":
                 self.output.add(str(output.get("text", "")).encode())
+        if not header.get("quiet") and self._client is not None:
+            self.output.dropped += self._client.overflow
         error = next((o for o in outputs if o.get("output_type") == "error"), None)
         interrupted = elapsed >= timeout
         if error is None:

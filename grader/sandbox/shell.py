@@ -356,6 +356,21 @@ def _patch(module: Any) -> None:
 _TIMEIT_OPTIONS = re.compile(r"^\s*(?:-[nrp]\s*\d+\s+|-[oqtc]\s+)*")
 
 
+def _ipython_major() -> int:
+    """The installed IPython's major version, read from its metadata (importing IPython takes
+    a second): the stand-in has what that version's shell has."""
+    try:
+        from importlib.metadata import version
+
+        return int(version("ipython").split(".")[0])
+    except Exception:  # not installed, or a version that is not a number
+        return 0
+
+
+if _ipython_major() >= 9:  # IPython 9 removed the deprecated `magic()`: Jupyter lacks it too
+    del ZMQInteractiveShell.magic
+
+
 def patch_on_import(name: str, patch: Callable[[Any], None]) -> None:
     """Apply `patch` to the module `name` now if it is imported, else as soon as student
     code first imports it: importing IPython takes a second, so the worker never does."""

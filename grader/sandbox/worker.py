@@ -28,6 +28,7 @@ import signal
 import sys
 import time
 import traceback
+import types
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -416,8 +417,14 @@ def _to_own_descriptors(*streams: Any) -> None:
             os.write(fd, str(text).encode("utf-8", "replace"))
             return len(text)
 
-        kind.write = write  # type: ignore[method-assign]
-        kind.flush = lambda self: None  # type: ignore[method-assign]
+        def flush(self: Any) -> None:
+            pass
+
+        kind.write, kind.flush = write, flush  # type: ignore[method-assign]
+        # An instance may hold its own `write` (IPython 9's kernels wrap it): that one too.
+        for name, method in (("write", write), ("flush", flush)):
+            if name in getattr(stream, "__dict__", {}):
+                setattr(stream, name, types.MethodType(method, stream))
 
 
 def _child_call(write_fd: int, target: Any, kind: str, value: Any, header: dict[str, Any],
