@@ -303,7 +303,8 @@ def to_python(source: str) -> str:
         pass
     source = _AUTOMAGIC.sub(r"\1%\2", source)
     try:
-        return transform_cell(source)
+        with _PARSING:  # IPython's transforms compile too
+            return transform_cell(source)
     except TooMuchIPython:
         raise
     except Exception:  # IPython's transforms are not written for hostile input: whatever
