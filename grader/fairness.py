@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from grader import compare, diagnose
+from grader.assignments.variants import hard_weights
 from grader.model import Case, Exercise
 from grader.references import Outputs
 
@@ -79,7 +80,7 @@ def degenerate_answers(inputs: tuple[Any, ...], expected: Outputs,
     for axis in sorted({a for e in floats for a in range(-e.ndim, 0)}):
         if all(e.ndim >= -axis and e.size for e in floats):
             yield WrongAnswer(f"one-hot rows (argmax over axis {axis})",
-                              tuple(_one_hot(e, axis) for e in floats))
+                              tuple(hard_weights(e, axis) for e in floats))
     arrays = [np.asarray(item, dtype=float) for item in inputs
               if isinstance(item, np.ndarray) and item.size]
     same_shape = [next((a for a in arrays if a.shape == e.shape), None) for e in floats]
@@ -91,19 +92,11 @@ def degenerate_answers(inputs: tuple[Any, ...], expected: Outputs,
             yield WrongAnswer(f"the input normalised over axis {axis}",
                               tuple(_normalised(a, axis) for a in chosen))
             yield WrongAnswer(f"the input's argmax over axis {axis}, one-hot",
-                              tuple(_one_hot(a, axis) for a in chosen))
+                              tuple(hard_weights(a, axis) for a in chosen))
     for name, outputs in others:
         if len(outputs) == len(expected) and all(
                 np.shape(o) == np.shape(e) for o, e in zip(outputs, expected, strict=True)):
             yield WrongAnswer(f"the expected output of case '{name}'", outputs)
-
-
-def _one_hot(values: np.ndarray, axis: int) -> np.ndarray:
-    """1 at the largest entry along `axis`, 0 elsewhere (NaN-safe: NaN is never largest)."""
-    finite = np.where(np.isnan(values), -np.inf, values)
-    hot = np.zeros_like(finite)
-    np.put_along_axis(hot, np.expand_dims(np.argmax(finite, axis=axis), axis), 1.0, axis=axis)
-    return hot
 
 
 def _normalised(values: np.ndarray, axis: int | None) -> np.ndarray:

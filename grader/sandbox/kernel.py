@@ -442,8 +442,3 @@ def _from_output(error: dict[str, Any]) -> dict[str, Any]:
         return {"status": Reply.EXIT, "message": f"SystemExit({error.get('evalue')!r})",
                 "line": line}
     return {"status": Reply.ERROR, "message": message[:500], "line": line}
-
-
-def _error(outputs: list[Any]) -> str:
-    error = next((o for o in outputs if o.get("output_type") == "error"), None)
-    return f"{error.get('ename')}: {error.get('evalue')}" if error else "no output"
