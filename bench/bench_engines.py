@@ -62,8 +62,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    from grader import grading, registry
+    from grader.pipeline import grading
     from grader.sandbox import zygote
+    from grader.spec import registry
 
     assignment = registry.get("udl_attention")
     startup = worker_start("kernel", assignment.requires, args.repeat)

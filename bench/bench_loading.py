@@ -52,7 +52,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     import IPython.core.inputtransformer2  # noqa: F401  (not timed)
 
-    from grader import loading
+    from grader.pipeline import loading
 
     rows = [("now", lambda s: loading.prepare_cell(1, s), args.kb * 1000)]
     if args.before:

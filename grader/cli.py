@@ -11,15 +11,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from grader import __version__, gradebook, grading, registry, submissions, text
+from grader import __version__, result_json, text
+from grader.classwork import gradebook
 from grader.errors import GraderError, UsageError
-from grader.grading import Options
 from grader.model import Result, Status
-from grader.report import json as json_report
+from grader.pipeline import grading, submissions
+from grader.pipeline.grading import Options
 from grader.report import terminal
 from grader.sandbox import zygote
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import Engine, OnError
+from grader.spec import registry
 
 MAX_SUMMARY = 1 << 20
 
@@ -45,7 +47,7 @@ def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_references(args: argparse.Namespace, out: TextIO) -> int:
-    from grader import references
+    from grader.spec import references
 
     names = args.assignments or list(registry.assignments())
     failed = 0
@@ -162,9 +164,9 @@ def _report_name(result: Result) -> str:
 def _write_outputs(args: argparse.Namespace, results: list[Result]) -> None:
     if args.json:
         instructor = getattr(args, "instructor", False)
-        data = (json_report.to_dict(results[0], instructor) if len(results) == 1 else
+        data = (result_json.to_dict(results[0], instructor) if len(results) == 1 else
                 {"schema": "grader.results/1",
-                 "results": [json_report.to_dict(r, instructor) for r in results]})
+                 "results": [result_json.to_dict(r, instructor) for r in results]})
         _write(args.json, json.dumps(data, indent=2))
     if not (args.html or args.md):
         return
@@ -218,7 +220,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
-    from grader import batch
+    from grader.classwork import batch
 
     assignment = registry.get(args.assignment)
     summary = batch.run(Path(args.folder), assignment, Path(args.out), args.jobs,
@@ -251,7 +253,7 @@ def _cmd_export(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_class_report(args: argparse.Namespace, out: TextIO) -> int:
-    from grader import classreport
+    from grader.classwork import classreport
     from grader.report import classpage
 
     recorded = gradebook.existing(Path(args.out)).recorded(args.assignment)
@@ -271,14 +273,14 @@ def _cmd_class_report(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_gradescope(args: argparse.Namespace, out: TextIO) -> int:
-    from grader import gradescope
+    from grader.classwork import autograder
 
     assignment = registry.get(args.assignment)
     if args.action == "build":
-        names = gradescope.build(assignment, Path(args.bundle))
+        names = autograder.build(assignment, Path(args.bundle))
         out.write(f"wrote {args.bundle} ({len(names)} files): upload it as the autograder\n")
         return 0
-    result = gradescope.run(assignment, grading.Options())
+    result = autograder.run(assignment, grading.Options())
     out.write(terminal.render(result))
     # For the instructor (Gradescope hides stdout from students): how student code was held.
     out.write(f"Isolation: {text.one_line(result.isolation or 'none: nothing was run')}\n")
@@ -286,7 +288,7 @@ def _cmd_gradescope(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
-    from grader import doctor
+    from grader.sandbox import doctor
 
     found = doctor.findings()
     out.write(doctor.render(found))

@@ -95,7 +95,7 @@ class Misconception:
     """Empty when the mistake shows on every input, so that every scored case must reject it;
     else the inputs it shows on, in words ("inputs large enough to overflow exp()"): then the
     mistake only has to be told apart by some case of the exercise, since code with it is
-    right everywhere else (`grader.fairness`)."""
+    right everywhere else (`grader.authoring.fairness`)."""
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ class Exercise:
     trivial: tuple[tuple[str, Callable[..., Any]], ...] = ()
     """Answers that compute nothing of the exercise, beyond the generic ones (an input
     returned unchanged, zeros): `(name, function of the inputs)`, for example "return V".
-    No scored case may accept one (`grader.fairness`)."""
+    No scored case may accept one (`grader.authoring.fairness`)."""
     axes: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     """What the rows and the columns of each 2-D output are, for the heatmaps of a failing
     public check: `{"weights": ("query", "key")}`. Unnamed outputs say "row" and "column"."""
@@ -135,7 +135,7 @@ class Exercise:
     """The stub notebook it lives in, when the assignment is split across several as the book
     splits chapter 12 (for example "udl_attention_12_2.ipynb"); empty when there is one.
     A student may hand in every part: each exercise is taken from the file where it scores
-    best (`grader.combine`)."""
+    best (`grader.pipeline.combine`)."""
 
     @property
     def scored_points(self) -> float:
@@ -170,7 +170,7 @@ class Assignment:
     """Extra modules the student's code needs preloaded (for example "torch")."""
     show_hidden_after: datetime | None = None
     """From this time on (timezone-aware), students see the details of hidden checks, as
-    Gradescope's after_due_date (`grader.disclosure`); None: never."""
+    Gradescope's after_due_date (`grader.pipeline.disclosure`); None: never."""
 
     @property
     def max_score(self) -> float:
@@ -332,7 +332,8 @@ class CheckResult:
     detail: str = ""
     """For a failing hidden check of an assignment with `show_hidden_after`: its message as
     it reads once that time has passed (numbers of the comparison, never the inputs). Only
-    Gradescope's after_due_date tests print it; `grader.disclosure` puts it in `message`."""
+    Gradescope's after_due_date tests print it; `grader.pipeline.disclosure` puts it in
+    `message`."""
 
     @property
     def scored(self) -> bool:
@@ -350,7 +351,7 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class Fingerprint:
-    """A hash of a function's definition in the source, normalised (`grader.fingerprint`):
+    """A hash of a function's definition in the source, normalised (`grader.pipeline.fingerprint`):
     two that are equal are the same code up to names, comments, docstrings and layout."""
 
     digest: str

@@ -16,12 +16,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from grader import grading, references, registry, released, scoring
 from grader.errors import UsageError
 from grader.model import Assignment, CheckResult, Exercise, Result, Status, Visibility
-from grader.sandbox.calling import invoke
+from grader.pipeline import grading, scoring
+from grader.sandbox.inside.calling import invoke
+from grader.sandbox.inside.worker import SANDBOX_ENV
 from grader.sandbox.session import NOT_IMPLEMENTED
-from grader.sandbox.worker import SANDBOX_ENV
+from grader.spec import checkfile as released
+from grader.spec import references, registry
 
 
 def _parameters(signature: str) -> tuple[str, ...]:

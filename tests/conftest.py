@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import references
 from grader.sandbox import isolation
+from grader.spec import references
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "artifacts"

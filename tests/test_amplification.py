@@ -11,9 +11,11 @@ import time
 
 import pytest
 
-from grader import cli, grading, registry, scoring
+from grader import cli
 from grader.model import Status, Visibility
+from grader.pipeline import grading, scoring
 from grader.sandbox.limits import MESSAGE_CHARS, Limits
+from grader.spec import registry
 from tests.test_attacks import HONEST, HONEST_SCORE  # qkv_projections and causal_mask right
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=3, call_timeout=3, memory_mb=1024))

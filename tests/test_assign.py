@@ -11,10 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import cli, references, registry
+from grader import cli
 from grader.authoring import master, skeleton
 from grader.authoring.layout import Layout
 from grader.errors import SpecError
+from grader.spec import references, registry
 
 CONFIG = '''# ASSIGNMENT CONFIG
 assignment = "relu_unit"

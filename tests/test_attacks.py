@@ -16,11 +16,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import batch, cli, grading, loading, registry
+from grader import cli
+from grader.classwork import batch
 from grader.model import Status
+from grader.pipeline import grading, loading
 from grader.sandbox import isolation
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import SandboxConfig, Session
+from grader.spec import registry
 from tests.conftest import ROOT, processes, survivors
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=3, call_timeout=3, memory_mb=1024))
@@ -129,7 +132,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
 ''',
     "import-the-grader": '''
 def softmax(x):
-    from grader import references, registry
+    from grader.spec import references, registry
     stored = references.load(registry.get("attention_basics"))
     for (exercise, case), outputs in stored.outputs.items():
         if exercise == "softmax" and outputs[0].shape == np.shape(x):
@@ -149,7 +152,7 @@ os._exit(0)
 ''',
     "forged-frames": '''
 import os
-from grader.sandbox import protocol
+from grader.sandbox.inside import protocol
 for fd in range(3, 12):
     try:
         os.write(fd, protocol.pack({"status": "ok"}, (np.eye(3), np.eye(3))))
@@ -273,7 +276,7 @@ def test_killing_the_grader_kills_the_student_code_too(tmp_path):
                               stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not any(
-            "grader.sandbox.worker" in _cmdline(pid) and _cpu_seconds(pid) > 0.5
+            "grader.sandbox.inside.worker" in _cmdline(pid) and _cpu_seconds(pid) > 0.5
             for pid in processes() - before):
         time.sleep(0.1)  # until the worker is inside the endless loop
     assert time.monotonic() < deadline
@@ -303,7 +306,7 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def test_a_link_to_the_solution_is_never_graded_as_the_students_work(tmp_path):
-    from grader import batch, gradescope
+    from grader.classwork import autograder, batch
 
     solution = ROOT / "solutions" / "udl_attention.py"
     folder = tmp_path / "submissions"
@@ -333,7 +336,7 @@ def test_a_link_to_the_solution_is_never_graded_as_the_students_work(tmp_path):
             "they are"]
     assert "graded 0, skipped 0" in out.getvalue()
     # Gradescope: a submission folder of links holds no submission
-    assert gradescope.find_submissions(folder, registry.get("udl_attention")) == []
+    assert autograder.find_submissions(folder, registry.get("udl_attention")) == []
     assert batch.find(folder, None) == ([], [
         "bob: is a symbolic link; the grader reads only files handed in as they are",
         "alice_udl_attention.py: is a symbolic link; the grader reads only files handed in as "

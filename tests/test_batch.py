@@ -15,10 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, cli, grading, registry
+from grader import cli
+from grader.classwork import batch
+from grader.classwork.gradebook import FILENAME, Gradebook
 from grader.errors import UsageError
-from grader.gradebook import FILENAME, Gradebook
+from grader.pipeline import grading
 from grader.sandbox.limits import Limits
+from grader.spec import registry
 from tests.conftest import ROOT
 
 CORPUS = ROOT / "tests" / "corpus" / "udl_attention"

@@ -16,8 +16,9 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-from grader import grading, registry
+from grader.pipeline import grading
 from grader.report import html
+from grader.spec import registry
 from tests.conftest import ARTIFACTS, ROOT
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from grader import cellerrors, hints
+from grader.classwork import cellerrors
+from grader.pipeline import hints
 
 
 @pytest.mark.parametrize("message, expected", [

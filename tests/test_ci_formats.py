@@ -18,8 +18,10 @@ from pathlib import Path
 
 import yaml
 
-from grader import cli, grading, registry
+from grader import cli
+from grader.pipeline import grading
 from grader.report import junit
+from grader.spec import registry
 from tests.conftest import ROOT
 
 SEED002 = ROOT / "tests" / "corpus" / "udl_attention" / "seed002.ipynb"
@@ -110,11 +112,11 @@ def test_gradescope_bundle_runs_against_a_fake_autograder_tree(tmp_path):
 
 
 def test_gradescope_with_nothing_submitted(tmp_path, monkeypatch):
-    from grader import gradescope
+    from grader.classwork import autograder
 
-    monkeypatch.setenv(gradescope.ROOT_ENV, str(tmp_path))
+    monkeypatch.setenv(autograder.ROOT_ENV, str(tmp_path))
     (tmp_path / "submission").mkdir()
-    gradescope.run(registry.get("udl_attention"), grading.Options())
+    autograder.run(registry.get("udl_attention"), grading.Options())
     results = json.loads((tmp_path / "results" / "results.json").read_text())
     assert results["score"] == 0.0
     assert "**Could not be graded.** no .ipynb or .py file was submitted" in results["output"]

@@ -14,11 +14,13 @@ import numpy as np
 import pytest
 from selenium.webdriver.common.by import By
 
-from grader import classreport, cli, grading, references, registry
-from grader.gradebook import FILENAME, Gradebook, Row
+from grader import cli, result_json
+from grader.classwork import classreport
+from grader.classwork.gradebook import FILENAME, Gradebook, Row
+from grader.pipeline import grading
 from grader.report import classpage
-from grader.report import json as json_report
 from grader.sandbox.limits import Limits
+from grader.spec import references, registry
 from tests import test_browser
 from tests.conftest import ARTIFACTS, ROOT
 
@@ -460,7 +462,7 @@ def test_a_lookup_table_that_earns_points_is_counted_as_written(tmp_path):
         result = grading.grade(path, registry.get("udl_attention"), FAST)
         recorded.append((Row(student, "udl_attention", path.name, result.sha256 or "",
                              result.status.value, result.score, result.max_score, "now"),
-                         json.loads(json_report.render(result))))
+                         json.loads(result_json.render(result))))
     stored = {row.student: result for row, result in recorded}
     for student in ("lou", "max"):  # what the report used to read as the stub
         scaled = next(e for e in stored[student]["exercises"] if e["name"] == SCALED)

@@ -15,9 +15,11 @@ import shutil
 
 import pytest
 
-from grader import cli, combine, grading, registry
+from grader import cli
 from grader.model import Result, Status
+from grader.pipeline import combine, grading
 from grader.sandbox.limits import Limits
+from grader.spec import registry
 from tests.conftest import ROOT
 from tests.test_fairness import BOOK_SETUP, BOOK_SOFTMAX_COLS
 
@@ -191,14 +193,14 @@ def test_a_student_folder_in_a_batch_is_one_row_with_the_best_of_each(parts, tmp
 
 
 def test_gradescope_grades_every_file_handed_in(parts, tmp_path, monkeypatch):
-    from grader import gradescope
+    from grader.classwork import autograder
 
     root = tmp_path / "autograder"
     (root / "submission").mkdir(parents=True)
     for path in parts:
         shutil.copy(path, root / "submission" / path.name)
-    monkeypatch.setenv(gradescope.ROOT_ENV, str(root))
-    result: Result = gradescope.run(UDL, OPTIONS)
+    monkeypatch.setenv(autograder.ROOT_ENV, str(root))
+    result: Result = autograder.run(UDL, OPTIONS)
     assert result.score == 10.0
     document = json.loads((root / "results" / "results.json").read_text())
     assert document["score"] == 10.0

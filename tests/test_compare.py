@@ -7,8 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from grader import compare
-from grader.sandbox.protocol import Unsupported
+from grader.pipeline import compare
+from grader.sandbox.inside.protocol import Unsupported
 
 E = (np.array([[0.1, 0.2], [0.3, 0.4]]),)
 

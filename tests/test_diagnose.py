@@ -8,10 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader import diagnose, grading, references, registry
 from grader.assignments.variants import CATALOGUE
 from grader.model import Diagnosis
+from grader.pipeline import diagnose, grading
 from grader.sandbox.limits import Limits
+from grader.spec import references, registry
 from tests.test_positional_encoding import MISTAKES, with_encoding
 from tests.test_positional_encoding import SOLUTION as PE_SOLUTION
 

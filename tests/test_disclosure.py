@@ -12,12 +12,14 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pytest
 
-from grader import grading, registry
+from grader import result_json
 from grader.errors import SpecError
 from grader.model import Assignment, Result, Visibility
-from grader.report import gradescope, html, junit, markdown, terminal
-from grader.report import json as json_report
+from grader.pipeline import grading
+from grader.report import gradescope_results as gradescope
+from grader.report import html, junit, markdown, terminal
 from grader.sandbox.limits import Limits
+from grader.spec import registry
 from tests.conftest import ROOT
 
 DUE = datetime(2030, 6, 1, 18, 0, tzinfo=timezone.utc)
@@ -45,7 +47,7 @@ def student_facing(result: Result) -> dict[str, str]:
     Gradescope's tests only where visible now."""
     scope = gradescope.to_dict(result)
     visible = [t for t in scope["tests"] if t["visibility"] == "visible"]
-    return {"terminal": terminal.render(result, verbose=True), "json": json_report.render(result),
+    return {"terminal": terminal.render(result, verbose=True), "json": result_json.render(result),
             "html": html.render(result), "markdown": markdown.render(result),
             "junit": junit.render([result]),
             "gradescope": json.dumps({**scope, "tests": visible})}
@@ -155,7 +157,7 @@ def test_without_a_time_the_details_are_never_kept(make_submission):
     result = graded(make_submission, DUE + timedelta(days=3650), None, POSITIONS_FROM_ONE)
     assert (result.hidden_shown, result.show_hidden_after) == (False, "")
     assert all(not c.detail for e in result.exercises for c in e.checks)
-    assert json.loads(json_report.render(result))["show_hidden_after"] is None
+    assert json.loads(result_json.render(result))["show_hidden_after"] is None
     assert "hidden checks" not in terminal.render(result)
     assert not [line for line in details(result) if line in gradescope.render(result)]
 

@@ -32,11 +32,14 @@ except ImportError:  # in the dev extra: under CI (`CI` set), a missing install 
     pytest.skip('Dask is not installed: python3 -m pip install -e ".[dev]"',
                 allow_module_level=True)
 
-from grader import batch, cli, grading, registry  # noqa: E402
+from grader import cli
+from grader.classwork import batch  # noqa: E402
+from grader.classwork.gradebook import Gradebook  # noqa: E402
 from grader.errors import GraderError  # noqa: E402
-from grader.gradebook import Gradebook  # noqa: E402
+from grader.pipeline import grading
 from grader.sandbox import zygote  # noqa: E402
 from grader.sandbox.limits import Limits  # noqa: E402
+from grader.spec import registry
 from tests import test_batch  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
 
@@ -228,9 +231,9 @@ class EmptyWhenFirstRecorded(io.StringIO):
 
 
 def test_a_batch_whose_workers_all_left_stops_keeping_what_was_graded(tmp_path, monkeypatch):
-    import grader.distributed
+    import grader.classwork.distributed
 
-    monkeypatch.setattr(grader.distributed, "WORKERS_TIMEOUT_S", 1)
+    monkeypatch.setattr(grader.classwork.distributed, "WORKERS_TIMEOUT_S", 1)
     monkeypatch.setattr(batch, "CHECK_EVERY_S", 0.2)
     folder = test_batch._class(tmp_path)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
@@ -429,7 +432,7 @@ def _listening(pids: set[int]) -> set[tuple[str, int]]:
 
 
 def test_a_local_cluster_and_its_dashboard_listen_on_loopback_only():
-    from grader.distributed import Cluster
+    from grader.classwork.distributed import Cluster
 
     before = _listening(_descendants())
     with Cluster("local:1", registry.get("udl_attention"), OPTIONS) as pool:
@@ -455,7 +458,7 @@ def test_a_bad_local_cluster_is_a_usage_error(address, message, tmp_path):
 
 
 def test_no_scheduler_there_is_a_usage_error(tmp_path, monkeypatch):
-    from grader import distributed as on_dask
+    from grader.classwork import distributed as on_dask
 
     monkeypatch.setattr(on_dask, "CONNECT_TIMEOUT_S", 2)
     stderr = io.StringIO()
@@ -470,7 +473,7 @@ def test_no_scheduler_there_is_a_usage_error(tmp_path, monkeypatch):
 
 def test_without_dask_the_option_says_how_to_install_it(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)
-    monkeypatch.delitem(sys.modules, "grader.distributed", raising=False)
+    monkeypatch.delitem(sys.modules, "grader.classwork.distributed", raising=False)
     stderr = io.StringIO()
     code = cli.run(["batch", str(tmp_path), "--assignment", "udl_attention", "--out",
                     str(tmp_path / "out"), "--dask", "local:2"], io.StringIO(), stderr)
@@ -483,7 +486,7 @@ def test_a_worker_without_namespaces_refuses_to_grade(monkeypatch):
     and the workers, whose protocol runs code for anyone who reaches it (#21)."""
     from types import SimpleNamespace
 
-    from grader import distributed as grading_on_dask
+    from grader.classwork import distributed as grading_on_dask
     from grader.errors import IsolationError
     from grader.sandbox import isolation
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 import os
 
-from grader import cli, doctor
-from grader.sandbox import isolation
+from grader import cli
+from grader.sandbox import doctor, isolation
 
 
 def test_this_machine_confines_student_code():

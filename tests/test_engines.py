@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from grader import grading, registry
 from grader.model import Status
+from grader.pipeline import grading
 from grader.sandbox import isolation
 from grader.sandbox.limits import Limits
+from grader.spec import registry
 
 LIMITS = Limits(cell_timeout=2, call_timeout=2, memory_mb=1024)
 ENGINES = ["fast", pytest.param("kernel", marks=pytest.mark.slow)]

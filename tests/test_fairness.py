@@ -11,9 +11,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from grader import fairness, grading, references, registry
+from grader.authoring import fairness
 from grader.model import Status
+from grader.pipeline import grading
 from grader.sandbox.limits import Limits
+from grader.spec import references, registry
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
 

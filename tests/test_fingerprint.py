@@ -6,9 +6,10 @@ from __future__ import annotations
 import ast
 import json
 
-from grader import fingerprint, grading, loading, registry
+from grader import result_json
 from grader.model import Fingerprint
-from grader.report import json as json_report
+from grader.pipeline import fingerprint, grading, loading
+from grader.spec import registry
 from tests.conftest import ROOT
 
 NAMES = ("f", "Block")
@@ -81,7 +82,7 @@ def test_a_notebook_is_read_cell_by_cell_and_nothing_runs(make_submission, tmp_p
 def test_grading_stores_the_fingerprint_of_each_exercise_in_the_json_result():
     result = grading.grade(ROOT / "tests" / "corpus" / "udl_attention" / "vectorised.py",
                            registry.get("udl_attention"))
-    exercises = json.loads(json_report.render(result))["exercises"]
+    exercises = json.loads(result_json.render(result))["exercises"]
     prints = {e["name"]: e["fingerprint"] for e in exercises}
     assert set(prints) == {e.name for e in registry.get("udl_attention").exercises}
     assert all(len(p["digest"]) == 32 and p["nodes"] > 20 for p in prints.values())

@@ -14,10 +14,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from grader import fingerprint, grading, loading, notebook_globals, registry
 from grader.errors import SubmissionError
 from grader.model import Status, Submission
+from grader.pipeline import fingerprint, grading, loading, notebook_globals
 from grader.sandbox.limits import Limits
+from grader.spec import registry
 
 FUZZ = settings(max_examples=150, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,

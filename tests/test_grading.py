@@ -7,11 +7,12 @@ import re
 import nbformat
 import pytest
 
-from grader import grading, registry
 from grader.model import Status
+from grader.pipeline import grading
 from grader.sandbox import isolation, zygote
 from grader.sandbox.kernel import KernelTransport
 from grader.sandbox.limits import Limits
+from grader.spec import registry
 from tests.conftest import ROOT, processes, survivors
 
 CORPUS = ROOT / "tests" / "corpus"

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import grading, registry
 from grader.model import Visibility
+from grader.pipeline import grading
+from grader.spec import registry
 from tests.test_combine import PART_2
 from tests.test_fairness import BOOK_STUBS, RETURN_V
 from tests.test_grading import CORPUS, EXPECTED, FAST

@@ -17,12 +17,14 @@ import sqlite3
 import numpy as np
 import pytest
 
-from grader import cli, grading, registry
+from grader import cli, result_json
 from grader.model import Visibility
-from grader.report import gradescope, html, junit, markdown, terminal
-from grader.report import json as json_report
+from grader.pipeline import grading
+from grader.report import gradescope_results as gradescope
+from grader.report import html, junit, markdown, terminal
 from grader.sandbox import transport
 from grader.sandbox.limits import Limits
+from grader.spec import registry
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
 UDL = registry.get("udl_attention")
@@ -63,7 +65,7 @@ def graded(tmp_path_factory):
 
 def student_texts(result) -> dict[str, str]:
     """Every format a student may be given."""
-    return {"terminal": terminal.render(result, verbose=True), "json": json_report.render(result),
+    return {"terminal": terminal.render(result, verbose=True), "json": result_json.render(result),
             "html": html.render(result), "markdown": markdown.render(result),
             "junit": junit.render([result]), "gradescope": gradescope.render(result)}
 
@@ -97,9 +99,9 @@ def test_the_instructor_keeps_the_hidden_output(graded):
     for value in hidden_inputs():
         assert value in graded.hidden_output
     assert "[grader] softmax, case 'six-values', printed:\nn=6 inputs=[" in graded.hidden_output
-    assert json_report.to_dict(graded, instructor=True)["hidden_output"] == graded.hidden_output
-    assert "hidden_output" not in json_report.to_dict(graded)
-    back = json_report.from_dict(json_report.to_dict(graded, instructor=True))
+    assert result_json.to_dict(graded, instructor=True)["hidden_output"] == graded.hidden_output
+    assert "hidden_output" not in result_json.to_dict(graded)
+    back = result_json.from_dict(result_json.to_dict(graded, instructor=True))
     assert back.hidden_output == graded.hidden_output
 
 

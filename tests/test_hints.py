@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from grader import hints
 from grader.model import CellResult, Status
+from grader.pipeline import hints
 
 NUMPY2 = "line 48: TypeError: only 0-dimensional arrays can be converted to Python scalars"
 

@@ -14,8 +14,9 @@ import re
 import shutil
 from pathlib import Path
 
-from grader import batch, cli, gradescope, grading, registry
-from grader.gradebook import Gradebook
+from grader import cli, result_json
+from grader.classwork import autograder, batch
+from grader.classwork.gradebook import Gradebook
 from grader.model import (
     CellResult,
     CheckResult,
@@ -25,10 +26,10 @@ from grader.model import (
     Status,
     Visibility,
 )
-from grader.report import gradescope as gradescope_report
-from grader.report import html, junit, markdown, terminal
-from grader.report import json as json_report
+from grader.pipeline import grading
+from grader.report import gradescope_results, html, junit, markdown, terminal
 from grader.sandbox.limits import Limits
+from grader.spec import registry
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=3, call_timeout=3, memory_mb=1024))
 # What no output may hold: C0 controls but tab and newline (so CR too), DEL, C1 (ESC is C0,
@@ -62,8 +63,8 @@ def _hostile_result(hostile: str) -> Result:
 
 
 WRITERS = {"terminal": terminal.render, "markdown": markdown.render, "html": html.render,
-           "json": json_report.render, "junit": lambda result: junit.render([result]),
-           "gradescope": gradescope_report.render}
+           "json": result_json.render, "junit": lambda result: junit.render([result]),
+           "gradescope": gradescope_results.render}
 
 
 def _read(writer: str, output: str) -> str:
@@ -107,8 +108,8 @@ raise RuntimeError("cell\r\x1b[2J\x1b[H10 / 10 \u2713 \x9b31m\x07")
     root = tmp_path / "autograder"
     (root / "submission").mkdir(parents=True)
     shutil.copy(source, root / "submission")
-    monkeypatch.setenv(gradescope.ROOT_ENV, str(root))
-    gradescope.run(registry.get("attention_basics"), OPTIONS)
+    monkeypatch.setenv(autograder.ROOT_ENV, str(root))
+    autograder.run(registry.get("attention_basics"), OPTIONS)
     outputs = {name: (tmp_path / name).read_text(encoding="utf-8")
                for name in ("r.md", "r.html", "r.xml", "summary.md")}
     outputs["r.json"] = _shown((tmp_path / "r.json").read_text(encoding="utf-8"))
@@ -129,7 +130,7 @@ def test_every_writer_drops_control_characters():
         "      vector (public example, no points): [some-id] d [2J[H10 / 10 \u2713 31m\n"
         "        raised ValueError: [2J[H10 / 10 \u2713 31m\n"
         "  the module: error: line 1: E: [2J[H10 / 10 \u2713 31m\n")
-    document = json.loads(json_report.render(result))
+    document = json.loads(result_json.render(result))
     assert document["submission"] == "bad[2J[H10 / 10 \u2713 31m.py"
     assert document["output"] == "out [2J[H10 / 10 \u2713 31m"
 
@@ -182,7 +183,7 @@ def test_markdown_writers_keep_untrusted_text_on_its_line():
     # The NEL (U+0085) is a C1 control: the writers drop it before anything else.
     assert "**Could not be graded.** a.py: x \\# Hacked \\# Hacked- item \\<b\\>\n" in \
         markdown.render(ungradable)
-    test = gradescope_report.to_dict(_hostile_result(hostile))["tests"][0]
+    test = gradescope_results.to_dict(_hostile_result(hostile))["tests"][0]
     assert test["output"] == (
         "**Likely mistake:** d x \\# Hacked \\# Hacked- item \\<b\\>\n\n"
         "*n x \\# Hacked \\# Hacked- item \\<b\\>*\n\n"

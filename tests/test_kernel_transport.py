@@ -21,8 +21,9 @@ import time
 
 import pytest
 
-from grader import grading, registry
+from grader.pipeline import grading
 from grader.sandbox.limits import Limits
+from grader.spec import registry
 from tests.conftest import processes, survivors
 from tests.test_attacks import HONEST, HONEST_SCORE
 
@@ -171,7 +172,7 @@ def test_a_kernel_that_never_answers_is_a_timeout_not_a_hang(tmp_path):
     """The code replaces the agent that answers the grader with one that never does."""
     limits = dataclasses.replace(OPTIONS.limits, submission_timeout=20)
     result = grade(tmp_path, '''
-import grader.sandbox.worker as agent
+import grader.sandbox.inside.worker as agent
 agent.kernel_serve = lambda namespace: __import__("time").sleep(3600)
 ''', dataclasses.replace(OPTIONS, limits=limits))
     assert result.status.value == "graded"

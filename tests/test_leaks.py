@@ -31,8 +31,8 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from grader import references, registry
 from grader.model import Visibility
+from grader.spec import references, registry
 from tests import leakscan
 from tests.conftest import ROOT
 

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from IPython.core import inputtransformer2
 
-from grader import loading
 from grader.errors import SubmissionError
+from grader.pipeline import loading
 from grader.sandbox.limits import Limits
 from tests.conftest import ROOT
 

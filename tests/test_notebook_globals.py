@@ -11,9 +11,10 @@ import time
 
 import pytest
 
-from grader import grading, loading, notebook_globals, registry
 from grader.model import Status
+from grader.pipeline import grading, loading, notebook_globals
 from grader.sandbox.limits import Limits
+from grader.spec import registry
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from grader import grading, registry
+from grader.pipeline import grading
 from grader.sandbox.limits import Limits
+from grader.spec import registry
 from tests.conftest import ROOT
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=10, call_timeout=10))

@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from grader.sandbox import protocol
-from grader.sandbox.protocol import ProtocolError, Unsupported
+from grader.sandbox.inside import protocol
+from grader.sandbox.inside.protocol import ProtocolError, Unsupported
 
 
 def roundtrip(value, limit=1 << 20):

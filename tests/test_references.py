@@ -7,9 +7,9 @@ import shutil
 import numpy as np
 import pytest
 
-from grader import references, registry
 from grader.errors import ReferencesError
 from grader.model import Visibility
+from grader.spec import references, registry
 
 NAMES = sorted(registry.assignments())
 

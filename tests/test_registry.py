@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from grader import registry
 from grader.errors import SpecError, UsageError
 from grader.model import Assignment, Case, Exercise
+from grader.spec import registry
 
 
 @pytest.fixture(autouse=True)

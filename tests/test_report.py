@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 
-from grader import text
+from grader import result_json, text
 from grader.model import (
     ArrayView,
     CellResult,
@@ -23,7 +23,6 @@ from grader.model import (
     Visibility,
 )
 from grader.report import heatmap, html, markdown, render, terminal
-from grader.report import json as json_report
 
 VIEW = ArrayView(expected=np.array([[0.5, 0.5], [0.25, 0.75]]),
                  obtained=np.array([[0.5, 0.5], [0.75, 0.25]]),
@@ -155,11 +154,11 @@ def test_the_json_reads_back_into_the_result_it_came_from():
                                          "JSON", file="12_2.ipynb")),
         error="\x1b[2Jpartly", worker="zygote", public_only=True, sha256="ab" * 32,
         grader_failed=True, output="out\x07", hidden_output="n=6 inputs=[0.5]")
-    data = json.loads(json_report.render(full, instructor=True))
-    back = json_report.from_dict(data)
-    assert json_report.to_dict(back, instructor=True) == data
+    data = json.loads(result_json.render(full, instructor=True))
+    back = result_json.from_dict(data)
+    assert result_json.to_dict(back, instructor=True) == data
     # A student's JSON never holds what hidden calls printed (#21).
-    assert json.loads(json_report.render(full)) == {
+    assert json.loads(result_json.render(full)) == {
         key: value for key, value in data.items() if key != "hidden_output"}
     # What the JSON leaves out comes back empty; the rest is the result, `clean`.
     checks = tuple(dataclasses.replace(check, views=(), alternatives=())
@@ -312,7 +311,8 @@ def test_heatmaps_are_readable_and_say_what_rows_and_columns_are():
 
 
 def test_cells_are_located_as_jupyter_shows_them(make_submission):
-    from grader import grading, registry
+    from grader.pipeline import grading
+    from grader.spec import registry
 
     path = make_submission(["import numpy as np", "x = 1", "raise ValueError('late')"])
     notebook = json.loads(path.read_text())
@@ -326,7 +326,7 @@ def test_cells_are_located_as_jupyter_shows_them(make_submission):
     assert cell.where == "code cell 3 (In [5])"
     assert "  code cell 3 (In [5]): error: line 1: ValueError: late" in terminal.render(result)
     assert "<th scope=\"row\">code cell 3 (In [5])</th>" in html.render(result)
-    document = json.loads(json_report.render(result))
+    document = json.loads(result_json.render(result))
     assert document["cells"][2] == {"index": 4, "status": "error", "number": 3,
                                     "execution_count": 5, "where": "code cell 3 (In [5])",
                                     "file": "", "message": "line 1: ValueError: late"}

@@ -15,9 +15,11 @@ import shutil
 
 import pytest
 
-from grader import batch, grading, registry
-from grader.gradebook import Gradebook
+from grader.classwork import batch
+from grader.classwork.gradebook import Gradebook
+from grader.pipeline import grading
 from grader.sandbox.limits import Limits
+from grader.spec import registry
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from grader import check, selfcheck
 from grader.errors import UsageError
 from grader.model import Status
-from grader.sandbox.worker import SANDBOX_ENV
+from grader.sandbox.inside.worker import SANDBOX_ENV
 from tests.conftest import ROOT
 
 

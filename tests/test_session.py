@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grader import loading
 from grader.model import Status
+from grader.pipeline import loading
+from grader.sandbox.inside.protocol import Unsupported
 from grader.sandbox.limits import Limits
-from grader.sandbox.protocol import Unsupported
 from grader.sandbox.session import SandboxConfig, Session
 
 LIMITS = Limits(cell_timeout=1, call_timeout=1, memory_mb=1024)
@@ -120,7 +120,7 @@ def test_modules_stay_importable_inside_the_confined_root(make_submission):
     # Wherever the project and the interpreter live (CI may clone into /tmp), lazy imports of
     # the standard library, site-packages and the grader's sandbox modules still work.
     session, _ = run(make_submission, [
-        "def f(x):\n    import fractions, json, grader.sandbox.protocol\n"
+        "def f(x):\n    import fractions, json, grader.sandbox.inside.protocol\n"
         "    import matplotlib\n    return float(fractions.Fraction(1, 4)) + x"])
     with session:
         outcome = session.call("f", "function", (1,), {}, None)
@@ -136,8 +136,8 @@ def test_only_the_sandbox_part_of_the_grader_package_is_there(make_submission):
     assert outcome.value == ["__init__.py", "sandbox"]
     with Session(SandboxConfig(LIMITS, watch=("f",))) as session:
         session.run(loading.load(make_submission(
-            ["def f(x):\n    import grader.references\n    return 1"], name="bob")))
+            ["def f(x):\n    import grader.spec.references\n    return 1"], name="bob")))
         outcome = session.call("f", "function", (0,), {}, None)
     assert outcome.status is Status.ERROR
     assert outcome.message.startswith("raised ModuleNotFoundError: No module named "
-                                      "'grader.references'")
+                                      "'grader.spec.references'")

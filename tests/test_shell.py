@@ -10,10 +10,11 @@ from importlib.metadata import version
 
 import pytest
 
-from grader import grading, registry
 from grader.model import Status
-from grader.sandbox import shell
+from grader.pipeline import grading
+from grader.sandbox.inside import shell
 from grader.sandbox.limits import Limits
+from grader.spec import registry
 
 LIMITS = Limits(cell_timeout=5, call_timeout=2, memory_mb=1024)
 NOTE = "[grader] not run: "

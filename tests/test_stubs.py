@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from grader import registry
+from grader.spec import registry
 from tests.conftest import ROOT
 
 NAMES = sorted(registry.assignments())

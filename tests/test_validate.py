@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import cli, references, registry
+from grader import cli
 from grader.authoring import validate
+from grader.spec import references, registry
 
 SOLUTION = '''import numpy as np
 

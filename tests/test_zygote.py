@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import loading
 from grader.model import Status
+from grader.pipeline import loading
 from grader.sandbox import isolation, zygote
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import SandboxConfig, Session
@@ -203,7 +203,8 @@ def test_a_submission_that_imports_matplotlib_is_forked_from_a_zygote_that_has_i
         make_submission):
     """pyplot is imported once in a zygote of its own, not in every such submission's cells;
     the forked worker still plots and saves, and a submission without it is not given it."""
-    from grader import grading, registry
+    from grader.pipeline import grading
+    from grader.spec import registry
 
     cells = ['import sys\nprint("warm", "matplotlib.pyplot" in sys.modules)',
              'import os\nimport matplotlib.pyplot as plt\nplt.plot([1, 2], [3, 4])\n'
@@ -234,11 +235,12 @@ CORRECT = Path(__file__).parent / "corpus" / "udl_attention" / "loops.ipynb"
 def _graded_by_default():
     """A correct notebook through `grading.grade` with the default engine: (score, the JSON
     result's worker, the isolation text)."""
-    from grader import grading, registry
-    from grader.report import json as json_report
+    from grader import result_json
+    from grader.pipeline import grading
+    from grader.spec import registry
 
     result = grading.grade(CORRECT, registry.get("udl_attention"))
-    return result.score, json_report.to_dict(result)["worker"], result.isolation
+    return result.score, result_json.to_dict(result)["worker"], result.isolation
 
 
 def test_without_namespaces_the_default_engine_starts_a_fresh_interpreter_and_says_so(

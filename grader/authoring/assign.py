@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader import references, registry
 from grader.authoring import calls, files, leaks, master, skeleton
 from grader.authoring.layout import Layout
 from grader.errors import SpecError
+from grader.spec import references, registry
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
-from grader import loading
 from grader.authoring.master import Master, solved, stubbed
+from grader.pipeline import loading
 
 NBFORMAT_MINOR = 5
 

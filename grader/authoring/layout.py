@@ -2,7 +2,7 @@
 
 `DIR/exercises/` (what students get), `DIR/solutions/` (solutions and hidden references) and
 the declaration with the public references: in `DIR/grader/assignments/` and
-`DIR/grader/references/` when DIR is this project, else in `DIR/assignments/` and
+`DIR/grader/spec/public/` when DIR is this project, else in `DIR/assignments/` and
 `DIR/references/`, which the environment variables of `environment()` name.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import references, registry
+from grader.spec import references, registry
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class Layout:
     @property
     def public_references(self) -> Path:
         """The public references (`$GRADER_PUBLIC_REFERENCES` outside the project)."""
-        return self.root / ("grader/references" if self.is_project else "references")
+        return self.root / ("grader/spec/public" if self.is_project else "references")
 
     def declaration(self, name: str) -> Path:
         """The declaration file of an assignment."""

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader import loading
 from grader.authoring import leaks
 from grader.errors import SpecError
+from grader.pipeline import loading
 
 if sys.version_info >= (3, 11):
     import tomllib

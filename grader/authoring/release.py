@@ -2,7 +2,7 @@
 
 An allow-list: the stub notebooks (outputs cleared), the stub module, and
 `<assignment>.check.npz`, the public cases and their expected outputs for `check()`
-(`grader.released`). Before anything is written, every file is checked, three times:
+(`grader.spec.checkfile`). Before anything is written, every file is checked, three times:
 - scanned: every byte it will be written with holds no solution marker and no line of the
   solution module that the stubs' code does not hold, in any cell of any type, attachment,
   output or metadata, or in the check data (`leaks`);
@@ -24,12 +24,13 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from grader import references, released
 from grader.authoring import leaks
 from grader.authoring.files import code_sources, notebook_python, notebook_text
 from grader.authoring.layout import Layout
 from grader.errors import SpecError, UsageError
 from grader.model import Assignment
+from grader.spec import checkfile as released
+from grader.spec import references
 
 FIX = ("remove it: students get no solution in any cell, attachment, output or metadata "
        "(release the stubs that `grade assign` writes)")
@@ -95,7 +96,7 @@ def _refuse_working_stubs(files: list[tuple[Path, str]], assignment: Assignment,
     """SpecError when a file, graded as released on the public cases in the sandbox (against
     the public references `stored`), passes a check of an exercise that students write:
     however it got there, that is a solution."""
-    from grader import grading
+    from grader.pipeline import grading
     from grader.sandbox import zygote
 
     written = _written(assignment)

@@ -4,7 +4,7 @@
 - references that are missing, stale, or no longer what the solution computes;
 - an exercise with points but no hidden scored case to earn them;
 - a scored case that a catalogued misconception, a trivial or a degenerate answer passes
-  (`grader.fairness`);
+  (`grader.authoring.fairness`);
 - public references that hold more than the public cases;
 - two misconceptions that no case tells apart;
 - a misconception that equals the reference on every case;
@@ -25,12 +25,14 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import diagnose, fairness, references
+from grader.authoring import fairness
 from grader.authoring.files import notebook_python, signatures
 from grader.authoring.layout import Layout
 from grader.errors import ReferencesError
 from grader.model import Assignment, Case, Exercise, Inputs
-from grader.references import Outputs
+from grader.pipeline import diagnose
+from grader.spec import references
+from grader.spec.references import Outputs
 
 LARGE = 50.0
 """Magnitude of an input from which exp() of scores made of it may overflow (the same

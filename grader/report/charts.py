@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from grader.classreport import Bin
+from grader.classwork.classreport import Bin
 
 LEFT = 8
 BOTTOM = 34  # room for the labels under the bars and the axis title

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from grader import classreport
-from grader.classreport import ClassReport
+from grader.classwork import classreport
+from grader.classwork.classreport import ClassReport
 from grader.report import charts
 from grader.report.render import environment
 

@@ -3,7 +3,7 @@
 The sandbox is described by what it grants, never by a list of secrets to hide:
 - `visible()` lists every path the worker's private root holds, read-only: the system's
   shared libraries, the interpreter, its standard library and the installed packages, and
-  the part of the `grader` package the worker runs (its `__init__` and `grader.sandbox`, not
+  the part of the `grader` package the worker runs (its `__init__` and `grader.sandbox.inside`, not
   the folder above it, its assignments or its public references). Nothing else exists in
   there: not the project, its `.git`, the current folder, the submissions or the gradebook.
 - the worker gets an empty working folder in a `/tmp` of its own;
@@ -45,16 +45,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.sandbox import cgroups, processes
+from grader.sandbox.inside import cgroups, processes
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 PACKAGE_PARENT = PACKAGE_DIR.parent
-# What of the grader package the worker needs: `import grader` and `grader.sandbox`.
-PACKAGE_ENTRIES = ("__init__.py", "sandbox")
+# What of the grader package the worker needs: `import grader` and `grader.sandbox.inside`
+# (`tests/test_layers.py` checks that it imports nothing else of the grader).
+PACKAGE_ENTRIES = ("__init__.py", "sandbox/__init__.py", "sandbox/inside")
 # -I: ignore PYTHON* variables, the user's site-packages and the current folder. The worker
 # imports the very grader that started it, even beside another installed copy.
 BOOT = ("import sys; sys.path.insert(0, {parent!r}); "
-        "from grader.sandbox.worker import {entry}; {entry}()")
+        "from grader.sandbox.inside.worker import {entry}; {entry}()")
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "NUMEXPR_NUM_THREADS")
 # The dynamic loader and the system's shared libraries: on a multiarch system (Debian, Ubuntu)

@@ -41,9 +41,11 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from grader.errors import SandboxError
 from grader.model import Status
-from grader.sandbox import isolation, processes
+from grader.sandbox import isolation
+from grader.sandbox.inside import processes
+from grader.sandbox.inside.protocol import Reply
+from grader.sandbox.inside.worker import KERNEL_CHANNEL_ENV
 from grader.sandbox.limits import CappedOutput, Limits
-from grader.sandbox.protocol import Reply
 from grader.sandbox.resources import Extra, Resources
 from grader.sandbox.transport import (
     MAX_REPLY_BYTES,
@@ -52,10 +54,9 @@ from grader.sandbox.transport import (
     exchange,
     lost_by_exit,
 )
-from grader.sandbox.worker import KERNEL_CHANNEL_ENV
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-SERVE = ("__import__('grader.sandbox.worker', fromlist=['kernel_serve']).kernel_serve("
+SERVE = ("__import__('grader.sandbox.inside.worker', fromlist=['kernel_serve']).kernel_serve("
          "get_ipython().user_ns)")
 SERVE_END_S = 5.0
 WATCHDOG_GRACE_S = 3.0
@@ -71,7 +72,7 @@ SPEC = "attention-grader"
 # usual ones take seconds to build for a runaway recursion: time the statement's limit counts.
 KERNEL_OPTIONS = ("--InteractiveShell.xmode=Minimal",
                   # A shell command says it was not run, as in the fast engine (shell.in_kernel).
-                  "--IPKernelApp.exec_lines=__import__('grader.sandbox.shell', "
+                  "--IPKernelApp.exec_lines=__import__('grader.sandbox.inside.shell', "
                   "fromlist=['in_kernel']).in_kernel(get_ipython())")
 # nbclient logs every timeout and dead kernel as an error; the result reports them instead.
 _QUIET = logging.getLogger("grader.kernel")

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.errors import SandboxError
-from grader.sandbox import cgroups, isolation
+from grader.sandbox import isolation
+from grader.sandbox.inside import cgroups
 from grader.sandbox.limits import Limits
 
 

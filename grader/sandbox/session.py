@@ -17,8 +17,8 @@ from typing import Any
 from grader.errors import IsolationError, SandboxError
 from grader.model import Cell, CellResult, Status, Submission
 from grader.sandbox import isolation
+from grader.sandbox.inside.protocol import Reply
 from grader.sandbox.limits import CappedOutput, Limits, cap
-from grader.sandbox.protocol import Reply
 from grader.sandbox.resources import Resources
 from grader.sandbox.transport import (
     MAX_REPLY_BYTES,

@@ -32,7 +32,8 @@ from typing import Any, Protocol
 from grader import text
 from grader.errors import SandboxError
 from grader.model import Status
-from grader.sandbox import isolation, processes, protocol, zygote
+from grader.sandbox import isolation, zygote
+from grader.sandbox.inside import processes, protocol
 from grader.sandbox.limits import CappedOutput
 from grader.sandbox.resources import Resources
 

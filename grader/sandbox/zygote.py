@@ -13,7 +13,7 @@ Design
 ------
 The zygote is started by the grader like a worker, as a fresh interpreter (`python -I -c`),
 never as a fork of the grader, so it holds no reference, solution or grader state. It imports
-`grader.sandbox.worker` (and with it `confine`, `protocol`, `calling`), numpy and the
+`grader.sandbox.inside.worker` (and with it `confine`, `protocol`, `calling`), numpy and the
 assignment's `requires`, and never runs student code. As root it is a plain process in the
 grader's namespaces; as a normal user it runs inside `unshare --user --map-root-user`, where
 it is root and may make namespaces. It must have one thread only (checked before every fork).
@@ -79,10 +79,10 @@ from pathlib import Path
 from typing import Any
 
 from grader.sandbox import isolation
-from grader.sandbox.zygote_process import MAX_MESSAGE
+from grader.sandbox.inside.zygote_process import MAX_MESSAGE
 
-BOOT = ("import sys; sys.path.insert(0, {parent!r}); import grader.sandbox.worker; "
-        "from grader.sandbox.zygote_process import serve; serve()")
+BOOT = ("import sys; sys.path.insert(0, {parent!r}); import grader.sandbox.inside.worker; "
+        "from grader.sandbox.inside.zygote_process import serve; serve()")
 STARTED = ("started as a fork of a warm zygote interpreter that never ran student code or "
            "loaded a reference")
 

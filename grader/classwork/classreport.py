@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from grader import cellerrors, gradebook
 from grader.assignments.variants import CATALOGUE
-from grader.diagnose import UNATTEMPTED
+from grader.classwork import cellerrors, gradebook
 from grader.model import Status, Visibility
+from grader.pipeline.diagnose import UNATTEMPTED
 
 BINS = 10
 """Bars of the score histogram."""

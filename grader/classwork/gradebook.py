@@ -19,10 +19,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from grader import text
+from grader import result_json, text
 from grader.errors import UsageError
 from grader.model import Result
-from grader.report import json as json_report
 
 FILENAME = "gradebook.sqlite"
 FORMATS = ("csv", "canvas", "moodle")
@@ -153,7 +152,7 @@ def _row(student: str, submission: str, result: Result) -> tuple[object, ...]:
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return (text.one_line(student), result.assignment, text.one_line(submission),
             result.sha256, result.status.value, result.score, result.max_score,
-            json.dumps(json_report.to_dict(result, instructor=True), sort_keys=True), stamp)
+            json.dumps(result_json.to_dict(result, instructor=True), sort_keys=True), stamp)
 
 
 def existing(folder: Path) -> Gradebook:

@@ -34,9 +34,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from grader.sandbox import processes, protocol, shell
-from grader.sandbox.calling import invoke
-from grader.sandbox.protocol import Reply
+from grader.sandbox.inside import processes, protocol, shell
+from grader.sandbox.inside.calling import invoke
+from grader.sandbox.inside.protocol import Reply
 
 MAX_CHILD_BYTES = 64 << 20
 CALL_OUTPUT_BYTES = 64 << 10
@@ -618,7 +618,7 @@ def _confine() -> str:
     plan = os.environ.pop("GRADER_CONFINE", "")
     if not plan:
         return ""
-    from grader.sandbox.confine import WORK, ConfineError, Exposed, confine, confine_user
+    from grader.sandbox.inside.confine import WORK, ConfineError, Exposed, confine, confine_user
 
     planned = json.loads(plan)
     try:

@@ -52,7 +52,7 @@ def serve() -> None:
     # otherwise). The worker's hello preloads these too; make confine() cheap as well.
     import numpy.random  # noqa: F401
 
-    import grader.sandbox.confine  # noqa: F401
+    import grader.sandbox.inside.confine  # noqa: F401
 
     # What was imported stays shared with every worker: out of the collector's sight, no
     # collection in a worker writes to (and so copies) the pages that hold it.
@@ -244,7 +244,7 @@ def _worker(libc: Any, alive_r: int, fds: list[int], message: dict[str, Any]) ->
     numpy = sys.modules.get("numpy")
     if numpy is not None:
         numpy.random.seed()  # fresh entropy, as numpy's import gives a fresh interpreter
-    from grader.sandbox import worker
+    from grader.sandbox.inside import worker
 
     try:
         worker.main(rearm=True)

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from grader import scoring
 from grader.model import Assignment, CellResult, Exercise, ExerciseResult, Result, Status
+from grader.pipeline import scoring
 
 
 def name(paths: Sequence[str]) -> str:

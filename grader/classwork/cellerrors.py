@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from grader import hints
+from grader.pipeline import hints
 
 MAX_MESSAGE = 200
 

@@ -2,7 +2,7 @@
 
 Two files per assignment:
 - hidden: `solutions/references/<name>.npz`, every case; it stays with the instructor's solutions.
-- public: `grader/references/<name>.npz`, public cases only; it ships in the package for `check()`.
+- public: `grader/spec/public/<name>.npz`, public cases only; it ships in the package for `check()`.
 
 The solution runs in the sandbox, as a submission does (`compute`): never in this process, so
 that a solution made from an instructor's notebook (`grade assign`) cannot touch the grader.
@@ -21,14 +21,14 @@ from types import ModuleType
 
 import numpy as np
 
-from grader import loading
 from grader.errors import ReferencesError, SubmissionError
 from grader.model import Assignment, Status, Visibility
+from grader.pipeline import loading
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import SandboxConfig, Session
 
 SCHEMA = "grader.references/1"
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
 ENV_SOLUTIONS = "GRADER_SOLUTIONS"
 ENV_REFERENCES = "GRADER_REFERENCES"
 ENV_PUBLIC = "GRADER_PUBLIC_REFERENCES"
@@ -75,7 +75,7 @@ def hidden_path(name: str) -> Path:
 def public_path(name: str) -> Path:
     """File of the public references, shipped inside the package (`$GRADER_PUBLIC_REFERENCES`
     names another folder, for an assignment declared outside the package)."""
-    folder = os.environ.get(ENV_PUBLIC) or PACKAGE_DIR / "references"
+    folder = os.environ.get(ENV_PUBLIC) or PACKAGE_DIR / "spec" / "public"
     return Path(folder) / f"{name}.npz"
 
 

@@ -24,9 +24,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from grader import submissions
 from grader.errors import SubmissionError
 from grader.model import Cell, Statement, Submission
+from grader.pipeline import submissions
 from grader.sandbox.limits import Limits, cap
 from grader.text import one_line
 

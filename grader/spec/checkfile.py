@@ -18,8 +18,8 @@ import numpy as np
 
 from grader.errors import SpecError
 from grader.model import Assignment, Case, Exercise, Inputs, Visibility
-from grader.references import Outputs, References
-from grader.sandbox import protocol
+from grader.sandbox.inside import protocol
+from grader.spec.references import Outputs, References
 
 SCHEMA = "grader.release/1"
 SUFFIX = ".check.npz"

@@ -17,7 +17,7 @@ import hashlib
 from collections.abc import Iterable
 
 from grader.model import Fingerprint, Submission
-from grader.notebook_globals import top_level
+from grader.pipeline.notebook_globals import top_level
 
 _BUILTINS = frozenset(dir(builtins))
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from grader import text
+from grader import result_json, text
 from grader.model import Result, Visibility
-from grader.report import json as json_report
 from grader.report import markdown
 from grader.report.render import fence, md_escape
 
@@ -49,7 +48,7 @@ def to_dict(result: Result) -> dict[str, Any]:
         "output": markdown.render(result),
         "output_format": "md", "test_output_format": "md", "test_name_format": "text",
         "visibility": "visible", "stdout_visibility": "hidden", "tests": tests,
-        "extra_data": {"grader": json_report.to_dict(result)},
+        "extra_data": {"grader": result_json.to_dict(result)},
     }
 
 

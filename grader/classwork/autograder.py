@@ -14,11 +14,12 @@ import zipfile
 from dataclasses import replace
 from pathlib import Path
 
-from grader import grading, references, submissions
 from grader.errors import UsageError
 from grader.model import Assignment, Result
-from grader.report import gradescope as gradescope_report
+from grader.pipeline import grading, submissions
+from grader.report import gradescope_results
 from grader.sandbox import isolation
+from grader.spec import references
 
 ROOT_ENV = "GRADER_AUTOGRADER_ROOT"
 SETUP = """#!/usr/bin/env bash
@@ -101,7 +102,7 @@ def run(assignment: Assignment, options: grading.Options) -> Result:
                                        "submitted; upload your notebook")
     else:
         result = grading.grade_files(found, assignment, options)
-    document = gradescope_report.to_dict(result)
+    document = gradescope_results.to_dict(result)
     metadata = root / "submission_metadata.json"
     if metadata.is_file():
         try:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from grader.model import ArrayView
-from grader.sandbox.protocol import Unsupported
+from grader.sandbox.inside.protocol import Unsupported
 
 MAX_VIEW_SIDE = 40
 TABLE_ROWS = 5

@@ -20,7 +20,7 @@ import signal
 import stat
 from typing import Any
 
-from grader.sandbox import cgroups, seccomp
+from grader.sandbox.inside import cgroups, seccomp
 
 MS_RDONLY, MS_NOSUID, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
@@ -167,6 +167,7 @@ def _place_package(root: str, package: str, entries: list[str]) -> None:
     _mount("tmpfs", target, "tmpfs", 0, "mode=0755,size=64k")
     for entry in entries:
         source = os.path.join(package, entry)
+        os.makedirs(os.path.dirname(target + "/" + entry), exist_ok=True)
         if os.path.isdir(source):
             os.makedirs(target + "/" + entry)
         else:

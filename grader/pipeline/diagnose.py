@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from grader import loading
 from grader.assignments.variants import CATALOGUE
 from grader.model import Diagnosis, Exercise, Misconception
-from grader.references import Outputs, as_outputs
+from grader.pipeline import loading
+from grader.spec.references import Outputs, as_outputs
 
 # Looser than the checks: a float32 or loop-based student matches a float64 variant.
 MATCH_RTOL = 1e-4

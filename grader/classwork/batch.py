@@ -11,7 +11,7 @@ Every result is recorded in the gradebook as soon as it is ready; a file already
 the same hash is skipped unless `force` is set.
 
 Where the submissions are graded is a `Pool`: threads of this process (`Threads`), or a Dask
-cluster (`grader.distributed`). Finding, recording, resuming and reporting are the same.
+cluster (`grader.classwork.distributed`). Finding, recording, resuming and reporting are the same.
 """
 
 from __future__ import annotations
@@ -27,13 +27,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol, TextIO
 
-from grader import combine, grading, references, submissions, text
+from grader import result_json, text
+from grader.classwork.gradebook import Gradebook
 from grader.errors import IsolationError, UsageError
-from grader.gradebook import Gradebook
 from grader.model import Assignment, Result, Status
+from grader.pipeline import combine, grading, submissions
 from grader.report import html, markdown
-from grader.report import json as json_report
 from grader.sandbox import isolation, zygote
+from grader.spec import references
 
 CHECK_EVERY_S = 5.0
 """While no result comes, the pool is asked this often whether it can still grade."""
@@ -165,7 +166,7 @@ def write_outputs(out: Path, job: Job, graded: Graded) -> None:
     folder = out / "results" / job.student
     folder.mkdir(parents=True, exist_ok=True)
     stem = Path(job.names[0]).stem if len(job.names) == 1 else graded.result.assignment
-    (folder / f"{stem}.json").write_text(json_report.render(graded.result), encoding="utf-8")
+    (folder / f"{stem}.json").write_text(result_json.render(graded.result), encoding="utf-8")
     (folder / f"{stem}.html").write_text(graded.html, encoding="utf-8")
     (folder / f"{stem}.md").write_text(graded.markdown, encoding="utf-8")
 
@@ -195,7 +196,7 @@ def grade_job(job: Job, assignment: Assignment, options: grading.Options,
 
 class Pool(Protocol):
     """Where a batch grades: threads of this process (`Threads`) or a Dask cluster
-    (`grader.distributed.Cluster`). Entering it checks what grading needs, and stops the
+    (`grader.classwork.distributed.Cluster`). Entering it checks what grading needs, and stops the
     batch with one error naming the file and the fix when an instructor's file is wrong."""
 
     label: str
@@ -266,9 +267,9 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
     if dask is None:
         pool = Threads(jobs, assignment, options)
     else:
-        import grader.distributed  # Dask is an optional extra
+        import grader.classwork.distributed  # Dask is an optional extra
 
-        pool = grader.distributed.Cluster(dask, assignment, options)
+        pool = grader.classwork.distributed.Cluster(dask, assignment, options)
     with pool:  # an instructor's mistake stops it here
         found, ignored = find(folder, pattern)
         if not out.exists() and not isolation.offered().namespaces:

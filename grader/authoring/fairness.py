@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from grader import compare, diagnose
 from grader.assignments.variants import hard_weights
 from grader.model import Case, Exercise
-from grader.references import Outputs
+from grader.pipeline import compare, diagnose
+from grader.spec.references import Outputs
 
 
 @dataclass(frozen=True)

@@ -37,11 +37,13 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from grader import __version__, batch, grading, loading, references, registry, submissions
+from grader import __version__, result_json
+from grader.classwork import batch
 from grader.errors import GraderError, IsolationError, UsageError
 from grader.model import Assignment
-from grader.report import json as json_report
+from grader.pipeline import grading, loading, submissions
 from grader.sandbox import isolation, zygote
+from grader.spec import references, registry
 
 INSTALL = 'pip install "attention-grader[dask]"'
 try:
@@ -136,7 +138,7 @@ def grade_remote(plugin: str, job: batch.Job, parcels: tuple[tuple[bytes, int], 
             copies.append(copy)
         graded = batch.grade_job(job, grader.assignment, grader.options, grader.stored,
                                  tuple(copies))
-    return json.dumps({"result": json_report.to_dict(graded.result, instructor=True),
+    return json.dumps({"result": result_json.to_dict(graded.result, instructor=True),
                        "html": graded.html, "markdown": graded.markdown})
 
 
@@ -284,7 +286,7 @@ class Cluster:
                               f"({type(exc).__name__}: {exc}); run the same command again: "
                               "it grades only what the gradebook is missing") from None
         data = json.loads(text)
-        return batch.Graded(json_report.from_dict(data["result"]), data["html"],
+        return batch.Graded(result_json.from_dict(data["result"]), data["html"],
                             data["markdown"])
 
 

@@ -16,20 +16,6 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import (
-    combine,
-    compare,
-    diagnose,
-    disclosure,
-    fingerprint,
-    hints,
-    loading,
-    notebook_globals,
-    references,
-    registry,
-    scoring,
-    submissions,
-)
 from grader.errors import GraderError, IsolationError, SpecError, SubmissionError, UsageError
 from grader.model import (
     Assignment,
@@ -45,9 +31,22 @@ from grader.model import (
     Submission,
     Visibility,
 )
+from grader.pipeline import (
+    combine,
+    compare,
+    diagnose,
+    disclosure,
+    fingerprint,
+    hints,
+    loading,
+    notebook_globals,
+    scoring,
+    submissions,
+)
 from grader.sandbox import isolation, zygote
 from grader.sandbox.limits import Limits, cap
 from grader.sandbox.session import NOT_IMPLEMENTED, Engine, OnError, SandboxConfig, Session
+from grader.spec import references, registry
 
 REPLY_FLOOR = 1 << 20
 REPLY_FACTOR = 16
