@@ -253,8 +253,7 @@ def _cmd_export(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_class_report(args: argparse.Namespace, out: TextIO) -> int:
-    from grader.classwork import classreport
-    from grader.report import classpage
+    from grader.classwork import classpage, classreport
 
     recorded = gradebook.existing(Path(args.out)).recorded(args.assignment)
     names = sorted({row.assignment for row, _ in recorded})

@@ -15,10 +15,9 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from grader import cli, result_json
-from grader.classwork import classreport
+from grader.classwork import classpage, classreport
 from grader.classwork.gradebook import FILENAME, Gradebook, Row
 from grader.pipeline import grading
-from grader.report import classpage
 from grader.sandbox.limits import Limits
 from grader.spec import references, registry
 from tests import test_browser

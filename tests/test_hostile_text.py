@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 
 from grader import cli, result_json
-from grader.classwork import autograder, batch
+from grader.classwork import autograder, batch, jobs
 from grader.classwork.gradebook import Gradebook
 from grader.model import (
     CellResult,
@@ -138,7 +138,7 @@ def test_every_writer_drops_control_characters():
 def test_batch_progress_lines_show_no_escape_sequences():
     stream = io.StringIO()
     report = batch._progress(stream, 1)
-    job = batch.Job((Path("x"),), ("\x1b[2Jeve\x9b/nb\x07.ipynb",), "\x1b[2Jeve\x9b",
+    job = jobs.Job((Path("x"),), ("\x1b[2Jeve\x9b/nb\x07.ipynb",), "\x1b[2Jeve\x9b",
                     ("0" * 64,))
     report(job, Result("attention_basics", "nb.ipynb", Status.GRADED, 3.0, 10.0, 0.1))
     assert re.fullmatch(r"\[1/1\] \[2Jeve \(\[2Jeve/nb\.ipynb\): 3/10; [0-9.]+/s, "

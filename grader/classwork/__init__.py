@@ -1,3 +1,4 @@
 """Grading a class: a folder of submissions locally (`batch`) or on Dask (`distributed`), the
-gradebook and its exports (`gradebook`), the class report (`classreport`, `cellerrors`), and
-the Gradescope autograder bundle (`autograder`)."""
+gradebook and its exports (`gradebook`), the class report (`classreport` and `cellerrors`
+compute it, `classpage` and `charts` render it), and the Gradescope autograder bundle
+(`autograder`)."""

@@ -1,13 +1,13 @@
 """A batch graded on a Dask cluster: `grade batch ... --dask ADDRESS` (or `--dask local:N`).
 
-`Cluster` is the batch's pool (`batch.Pool`): the batch finds the submissions, writes the
+`Cluster` is the batch's pool (`jobs.Pool`): the batch finds the submissions, writes the
 reports and records the results in its gradebook exactly as it does with threads; only where
 each submission is graded changes.
 
 - A submission travels as its files' bytes with its `Job` (names and hashes), and comes back
   as JSON text: the result (`report.json`) and its HTML and Markdown reports, rendered on the
   worker from the whole result (the JSON leaves out the arrays the heatmaps draw).
-- A Dask worker grades it as a thread of a local batch does (`batch.grade_job`), from a copy
+- A Dask worker grades it as a thread of a local batch does (`jobs.grade_job`), from a copy
   of the files in a temporary folder: `grading.grade` runs the student's code in the sandbox,
   never in the Dask worker's own process, so a worker host needs the same Linux isolation as
   a grading machine (`grade doctor`).
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import __version__, result_json
-from grader.classwork import batch
+from grader.classwork import jobs
 from grader.errors import GraderError, IsolationError, UsageError
 from grader.model import Assignment
 from grader.pipeline import grading, loading, submissions
@@ -117,7 +117,7 @@ class Grading(distributed.WorkerPlugin):
             zygote.release()
 
 
-def grade_remote(plugin: str, job: batch.Job, parcels: tuple[tuple[bytes, int], ...]) -> str:
+def grade_remote(plugin: str, job: jobs.Job, parcels: tuple[tuple[bytes, int], ...]) -> str:
     """On a Dask worker: grade one submission from its files' `parcel`s, as a local batch
     does; the result and its reports as JSON text."""
     worker = distributed.get_worker()
@@ -136,7 +136,7 @@ def grade_remote(plugin: str, job: batch.Job, parcels: tuple[tuple[bytes, int], 
                 copy.write_bytes(data)
                 os.truncate(copy, size)  # sparse: only its size was sent
             copies.append(copy)
-        graded = batch.grade_job(job, grader.assignment, grader.options, grader.stored,
+        graded = jobs.grade_job(job, grader.assignment, grader.options, grader.stored,
                                  tuple(copies))
     return json.dumps({"result": result_json.to_dict(graded.result, instructor=True),
                        "html": graded.html, "markdown": graded.markdown})
@@ -158,7 +158,7 @@ class Cluster:
         """The dashboard of a local:N cluster (on 127.0.0.1); another cluster's is its own."""
         self._stack = ExitStack()
         self._lock = threading.Lock()
-        self._remote: dict[Future[batch.Graded], Any] = {}
+        self._remote: dict[Future[jobs.Graded], Any] = {}
         self._width, self._checked = 1, 0.0
         self._alone_since: float | None = None
 
@@ -250,10 +250,10 @@ class Cluster:
                 f"workers (`dask worker {self.address} --nworkers N --nthreads 1` on each "
                 "host) and run the same command again: it grades only what is missing")
 
-    def submit(self, job: batch.Job) -> Future[batch.Graded]:
+    def submit(self, job: jobs.Job) -> Future[jobs.Graded]:
         """Send one submission to the cluster."""
         parcels = tuple(parcel(path, self.options) for path in job.paths)
-        done: Future[batch.Graded] = Future()
+        done: Future[jobs.Graded] = Future()
         remote = self._client.submit(grade_remote, self._plugin, job, parcels, pure=False,
                                      key=f"grade-{uuid.uuid4().hex}")
         with self._lock:  # a Dask future forgotten is a task cancelled
@@ -272,7 +272,7 @@ class Cluster:
         remote.add_done_callback(finished)
         return done
 
-    def _graded(self, job: batch.Job, remote: Any) -> batch.Graded:
+    def _graded(self, job: jobs.Job, remote: Any) -> jobs.Graded:
         """What came back: the result and its reports, an error for a submission that killed
         two workers, or a GraderError that stops the batch."""
         try:
@@ -286,11 +286,11 @@ class Cluster:
                               f"({type(exc).__name__}: {exc}); run the same command again: "
                               "it grades only what the gradebook is missing") from None
         data = json.loads(text)
-        return batch.Graded(result_json.from_dict(data["result"]), data["html"],
+        return jobs.Graded(result_json.from_dict(data["result"]), data["html"],
                             data["markdown"])
 
 
-def _killed(job: batch.Job, assignment: Assignment) -> batch.Graded:
+def _killed(job: jobs.Job, assignment: Assignment) -> jobs.Graded:
     """The result of a submission whose grading killed its Dask worker twice."""
     files = ", ".join(str(path) for path in job.paths)
     result = grading.failed_result(
@@ -299,4 +299,4 @@ def _killed(job: batch.Job, assignment: Assignment) -> batch.Graded:
         "sandbox); grade it alone with `grade run` to see why",
         grader_failed=True, sha256=job.sha256,
         files=job.names if len(job.names) > 1 else ())
-    return batch.Graded.of(result)
+    return jobs.Graded.of(result)

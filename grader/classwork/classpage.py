@@ -9,9 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from grader.classwork import classreport
+from grader.classwork import charts, classreport
 from grader.classwork.classreport import ClassReport
-from grader.report import charts
 from grader.report.render import environment
 
 SCHEMA = "grader.class/1"

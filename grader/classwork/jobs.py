@@ -1,0 +1,110 @@
+"""One student's work as a batch grades it: the files (`Job`), grading them as one submission
+(`grade_job`, the same in a thread of the grader and on a Dask worker), the result with its
+reports (`Graded`), and where jobs are graded (`Pool`). `batch` and `distributed` both build on
+it, and neither imports the other's internals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Protocol
+
+from grader.errors import IsolationError
+from grader.model import Assignment, Result
+from grader.pipeline import combine, grading
+from grader.report import html, markdown
+from grader.spec import references
+
+
+@dataclass(frozen=True)
+class Job:
+    """One student's files, graded as one submission."""
+
+    paths: tuple[Path, ...]
+    """The files, in the order found."""
+    names: tuple[str, ...]
+    """Their paths under the submissions folder, with forward slashes."""
+    student: str
+    """Whose they are."""
+    hashes: tuple[str, ...]
+    """The hash of each file's bytes now."""
+
+    @property
+    def relative(self) -> str:
+        """The submission as the gradebook names it: its file, or its files joined."""
+        return combine.name(self.names)
+
+    @property
+    def sha256(self) -> str:
+        """The file's hash, or for several files one hash of theirs (a change to any of
+        them is a new submission)."""
+        return self.hashes[0] if len(self.hashes) == 1 else combine.digest(self.hashes)
+
+
+@dataclass(frozen=True)
+class Graded:
+    """One submission graded: its result, and its reports rendered where it was graded."""
+
+    result: Result
+    """The result; from a Dask worker, read back from its JSON (`report.json.from_dict`)."""
+    html: str
+    """The HTML report, rendered from the whole result (the JSON leaves out its heatmaps)."""
+    markdown: str
+    """The Markdown report."""
+
+    @classmethod
+    def of(cls, result: Result) -> Graded:
+        """A result with its reports."""
+        return cls(result, html.render(result), markdown.render(result))
+
+
+def grade_job(job: Job, assignment: Assignment, options: grading.Options,
+              stored: references.References, copies: Sequence[Path] = ()) -> Graded:
+    """Grade one student's files as one submission. `copies` are where a Dask worker wrote
+    the files' bytes; the result names the files as the batch found them all the same."""
+    results = []
+    for index, (path, relative, sha256) in enumerate(
+            zip(job.paths, job.names, job.hashes, strict=True)):
+        graded = copies[index] if copies else path
+        try:
+            result = grading.grade(graded, assignment, options, stored)
+        except IsolationError:
+            raise  # the machine, not the submission: no other one can be graded either
+        except Exception as exc:  # one bad submission never stops the class; graded next run
+            result = grading.failed_result(assignment, str(path),
+                                           f"{path}: could not be graded ({exc})",
+                                           grader_failed=True)
+        if result.error and graded != path:
+            result = replace(result, error=result.error.replace(str(graded), str(path)))
+        # Record the name and hash the batch saw, so that a rerun recognises the file.
+        results.append(replace(result, submission=relative, sha256=sha256))
+    return Graded.of(combine.best_of(assignment, results))
+
+
+class Pool(Protocol):
+    """Where a batch grades: threads of this process (`Threads`) or a Dask cluster
+    (`grader.classwork.distributed.Cluster`). Entering it checks what grading needs, and stops the
+    batch with one error naming the file and the fix when an instructor's file is wrong."""
+
+    label: str
+    """What the progress bar says it is doing."""
+
+    def __enter__(self) -> Pool: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    def width(self) -> int:
+        """How many submissions it grades at once now (at least 1)."""
+        ...
+
+    def submit(self, job: Job) -> Future[Graded]:
+        """Start grading one submission."""
+        ...
+
+    def check(self) -> None:
+        """Called while no result comes: a GraderError when the pool can grade nothing more
+        (a cluster whose workers are all gone), so that the batch stops instead of waiting."""
+        ...

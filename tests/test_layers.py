@@ -1,0 +1,109 @@
+"""The package's plan holds: import layers (import-linter's contracts in pyproject.toml), what
+runs in the sandbox, and small modules that each say their one job."""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+PACKAGE = ROOT / "grader"
+INSIDE = PACKAGE / "sandbox" / "inside"
+MAX_LINES = 400
+
+
+def lint_imports(project: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter over the `grader` package found in `project`, with its pyproject.toml."""
+    env = {**os.environ, "PYTHONPATH": str(project)}
+    command = "from importlinter.cli import lint_imports_command; lint_imports_command()"
+    return subprocess.run([sys.executable, "-c", command, "--no-cache"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_import_contracts_hold():
+    run = lint_imports(ROOT)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "3 kept, 0 broken" in run.stdout
+
+
+@pytest.mark.parametrize(("where", "imports", "broken"), [
+    # The spec layer reaching up into one submission's grading.
+    ("spec/upward.py", "from grader.pipeline import grading", "grader.spec is not allowed"),
+    # What runs in the sandbox importing the grader's data model.
+    ("sandbox/inside/upward.py", "import grader.model",
+     "What runs in the sandbox imports nothing"),
+    # Two modules of one package importing each other.
+    ("pipeline/circle.py", "from grader.pipeline import scoring",
+     "No cycles are allowed in grader.pipeline"),
+])
+def test_a_broken_layer_fails_the_contracts(tmp_path, where, imports, broken):
+    shutil.copytree(PACKAGE, tmp_path / "grader",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.npz"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    (tmp_path / "grader" / where).write_text(f'"""A module out of place."""\n{imports}\n')
+    if "circle" in where:
+        scoring = tmp_path / "grader" / "pipeline" / "scoring.py"
+        scoring.write_text(scoring.read_text() + "\nfrom grader.pipeline import circle\n")
+    run = lint_imports(tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert broken in run.stdout
+
+
+def _imported(path: Path) -> set[str]:
+    """Every module a file imports, at its top or inside a function."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_what_runs_inside_imports_the_standard_library_numpy_and_itself():
+    """The sandbox mounts only grader/__init__.py and grader/sandbox/inside: anything else of
+    the grader, or a package that is not numpy, would fail in there (or, worse, be found
+    elsewhere on the worker's path)."""
+    allowed_packages = set(sys.stdlib_module_names) | {"numpy", "__future__"}
+    stray = {}
+    for path in sorted(INSIDE.glob("*.py")):
+        for name in _imported(path):
+            top = name.split(".")[0]
+            if top == "grader":
+                if name in ("grader", "grader.sandbox") or name.startswith("grader.sandbox.inside"):
+                    continue
+            elif top in allowed_packages:
+                continue
+            stray.setdefault(path.name, set()).add(name)
+    # Jupyter's own packages are imported by the kernel agent only inside a running kernel,
+    # where ipykernel put them; the fast engine's stand-in never imports them.
+    jupyter = {"IPython", "ipykernel", "matplotlib", "torch"}
+    stray = {name: {m for m in found if m.split(".")[0] not in jupyter}
+             for name, found in stray.items()}
+    assert {name: found for name, found in stray.items() if found} == {}
+
+
+def test_the_sandbox_mounts_only_the_inside_package():
+    from grader.sandbox import isolation
+
+    assert isolation.PACKAGE_ENTRIES == ("__init__.py", "sandbox/__init__.py", "sandbox/inside")
+
+
+def test_every_module_is_small_and_says_its_job():
+    too_long, undocumented = {}, []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        lines = len(path.read_text().splitlines())
+        if lines > MAX_LINES:
+            too_long[str(path.relative_to(ROOT))] = lines
+        if not ast.get_docstring(ast.parse(path.read_text())) and lines > 5:
+            undocumented.append(str(path.relative_to(ROOT)))
+    assert too_long == {}
+    assert undocumented == []
