@@ -29,7 +29,7 @@ OLD_AUTOMAGIC = re.compile(r"^(\s*)((?:pip|conda|mamba)\s+install\b)", re.MULTIL
 
 
 def before(source: str) -> None:
-    """What `loading.to_python` did before review #9."""
+    """What `ipython_syntax.to_python` did before review #9."""
     from IPython.core.inputtransformer2 import TransformerManager
 
     try:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from grader.errors import SubmissionError
 from grader.model import Status, Submission
-from grader.pipeline import fingerprint, grading, loading, notebook_globals
+from grader.pipeline import fingerprint, grading, ipython_syntax, loading, notebook_globals
 from grader.sandbox.limits import Limits
 from grader.spec import registry
 
@@ -135,7 +135,7 @@ def test_ipython_syntax_of_any_kind_gives_a_cell_in_linear_work(monkeypatch, tex
         patch.setattr(tokenize, "generate_tokens", counting)
         cell = loading.prepare_cell(1, text)
     assert cell.syntax_error is None or cell.statements == ()
-    assert read[0] <= loading.TOKENIZE_FACTOR * (len(text) + 1) + 1000
+    assert read[0] <= ipython_syntax.TOKENIZE_FACTOR * (len(text) + 1) + 1000
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))

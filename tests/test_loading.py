@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from IPython.core import inputtransformer2
 
 from grader.errors import SubmissionError
-from grader.pipeline import loading
+from grader.pipeline import ipython_syntax, loading
 from grader.sandbox.limits import Limits
 from tests.conftest import ROOT
 
@@ -368,14 +368,14 @@ def test_pathological_cells_load_in_linear_work(monkeypatch, name):
         search=lambda text: searched.append(len(text)) or pattern.search(text)))
     cell = loading.prepare_cell(1, source)
     assert cell.syntax_error == error and cell.statements == ()
-    assert tokenized.chars <= loading.TOKENIZE_FACTOR * len(source) + 1000
-    assert max(searched, default=0) <= loading.HELP_CHARS
+    assert tokenized.chars <= ipython_syntax.TOKENIZE_FACTOR * len(source) + 1000
+    assert max(searched, default=0) <= ipython_syntax.HELP_CHARS
 
 
 def test_ipython_tokenizes_again_after_each_magic_and_we_do_not(monkeypatch):
     source = "x = %ls\n" * 400 + "y = 1\n" * 400
     tokenized = Tokenized(monkeypatch)
-    ours = loading.transform_cell(source)
+    ours = ipython_syntax.transform_cell(source)
     assert tokenized.chars == len(source)  # each line read once
     tokenized.chars = 0
     assert inputtransformer2.TransformerManager().transform_cell(source) == ours
@@ -392,9 +392,9 @@ def test_a_cell_of_500_magics_is_transformed_where_ipython_raises():
 
 def test_the_automagic_pattern_stays_on_its_line():
     source = "\n \npip install x\n\t conda install y\npip\n install z"
-    assert loading._AUTOMAGIC.sub(r"\1%\2", source) == \
+    assert ipython_syntax._AUTOMAGIC.sub(r"\1%\2", source) == \
         "\n \n%pip install x\n\t %conda install y\npip\n install z"
-    assert loading._AUTOMAGIC.pattern.count("\\s") == 0  # \s would match line breaks
+    assert ipython_syntax._AUTOMAGIC.pattern.count("\\s") == 0  # \s would match line breaks
 
 
 def test_a_long_shell_command_is_shown_capped():
@@ -436,7 +436,7 @@ def test_cells_transform_as_ipython_transforms_them(lines, newline):
     source = "\n".join(lines) + ("\n" if newline else "")
     expected = _ipython(source)
     if expected is not None:
-        assert loading.transform_cell(source) == expected
+        assert ipython_syntax.transform_cell(source) == expected
 
 
 @settings(max_examples=200, deadline=None)
@@ -445,7 +445,7 @@ def test_with_unbalanced_brackets_the_same_syntax_error(lines):
     source = "\n".join(lines)
     expected = _ipython(source)
     if expected is not None:
-        assert _syntax_error(loading.transform_cell(source)) == _syntax_error(expected)
+        assert _syntax_error(ipython_syntax.transform_cell(source)) == _syntax_error(expected)
 
 
 def test_a_dedent_that_ipython_cannot_tokenize_is_a_syntax_error_not_a_crash():

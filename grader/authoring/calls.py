@@ -21,7 +21,7 @@ import numpy as np
 from grader.authoring.master import Master
 from grader.errors import SpecError, SubmissionError
 from grader.model import Inputs, Status
-from grader.pipeline import loading
+from grader.pipeline import ipython_syntax, loading
 from grader.sandbox.session import SandboxConfig, Session
 from grader.spec.references import LIMITS
 
@@ -97,10 +97,10 @@ def _wrapped(source: str, names: set[str]) -> tuple[str, list[int]]:
     function (classes are not recorded: a case of a class needs its weights), and the lines
     (1-based, of the new cell) that were added."""
     try:
-        tree = ast.parse(loading.to_python(source))
+        tree = ast.parse(ipython_syntax.to_python(source))
     except (SyntaxError, ValueError):
         return source, []
-    lines = loading.to_python(source).splitlines()
+    lines = ipython_syntax.to_python(source).splitlines()
     defined = sorted((node.end_lineno or node.lineno, node.name) for node in tree.body
                      if isinstance(node, ast.FunctionDef) and node.name in names)
     for end, name in reversed(defined):

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from grader.authoring.master import Master, solved, stubbed
-from grader.pipeline import loading
+from grader.pipeline import ipython_syntax
 
 NBFORMAT_MINOR = 5
 
@@ -38,12 +38,12 @@ def code_sources(notebook: dict[str, Any]) -> list[str]:
 
 def notebook_python(notebook: dict[str, Any]) -> str:
     """A notebook's code cells as Python, IPython syntax turned into Python as the grader
-    does (`loading.to_python`), joined; SyntaxError naming the code cell that is not Python
+    does (`ipython_syntax.to_python`), joined; SyntaxError naming the code cell that is not Python
     even so."""
     sources = []
     for number, source in enumerate(code_sources(notebook), 1):
         try:
-            python = loading.to_python(source)
+            python = ipython_syntax.to_python(source)
             ast.parse(python)
         except SyntaxError as exc:
             raise SyntaxError(f"code cell {number}: {exc.msg} (line {exc.lineno})") from None
@@ -80,7 +80,7 @@ def module(master: Master, cell: Callable[[str], str], docstring: str) -> str:
     """A module of the master's code cells, each first turned into what `cell` makes of it."""
     parts: list[str] = []
     for source in master.code_cells:
-        text = loading.to_python(cell(source))
+        text = ipython_syntax.to_python(cell(source))
         lines = text.splitlines()
         for node in ast.parse(text).body:
             if not _keeps(node):

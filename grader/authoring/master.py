@@ -10,7 +10,6 @@ config cell) or in the notebook's metadata, `{"grader": {"assignment": ..., "tit
 from __future__ import annotations
 
 import ast
-import json
 import re
 import sys
 from collections.abc import Mapping
@@ -19,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from grader.authoring import leaks
-from grader.errors import SpecError
-from grader.pipeline import loading
+from grader.errors import SpecError, SubmissionError
+from grader.pipeline import ipython_syntax, notebooks
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -93,14 +92,16 @@ def _fail(path: Path, problem: str, fix: str) -> SpecError:
 def read(path: Path) -> Master:
     """Read a master notebook; SpecError naming the file, what is wrong and the fix."""
     try:
-        notebook = json.loads(path.read_text(encoding="utf-8"))
+        notebook = notebooks.read(str(path), path.read_text(encoding="utf-8"),
+                                  fix="re-save it from Jupyter")
     except OSError as exc:
         raise _fail(path, f"cannot be read ({exc.strerror})", "name an existing notebook") \
             from None
-    except ValueError as exc:
+    except ValueError as exc:  # not UTF-8
         raise _fail(path, f"is not notebook JSON ({exc})", "re-save it from Jupyter") from None
-    if not isinstance(notebook, dict) or notebook.get("nbformat") != 4 \
-            or not isinstance(notebook.get("cells"), list):
+    except SubmissionError as exc:
+        raise SpecError(exc.message) from None
+    if not isinstance(notebook.get("cells"), list):
         raise _fail(path, "is not an nbformat 4 notebook", "re-save it from Jupyter")
     cells = list(notebook["cells"])
     _check_text_cells(path, cells)
@@ -191,7 +192,7 @@ def _owner(tree: ast.Module | None, line: int) -> str:
 
 def _parse(source: str) -> ast.Module | None:
     try:
-        return ast.parse(loading.to_python(source))
+        return ast.parse(ipython_syntax.to_python(source))
     except (SyntaxError, ValueError):
         return None
 

@@ -16,7 +16,6 @@ the declaration, run here, as diagnosis runs them.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,9 +27,9 @@ import numpy as np
 from grader.authoring import fairness
 from grader.authoring.files import notebook_python, signatures
 from grader.authoring.layout import Layout
-from grader.errors import ReferencesError
+from grader.errors import ReferencesError, SpecError, SubmissionError
 from grader.model import Assignment, Case, Exercise, Inputs
-from grader.pipeline import diagnose
+from grader.pipeline import diagnose, notebooks
 from grader.spec import references
 from grader.spec.references import Outputs
 
@@ -125,7 +124,12 @@ def signature_problems(assignment: Assignment, layout: Layout) -> list[Problem]:
 def _code(path: Path) -> str:
     """A module's source, or a notebook's code cells as Python (`notebook_python`)."""
     text = path.read_text(encoding="utf-8")
-    return notebook_python(json.loads(text)) if path.suffix == ".ipynb" else text
+    if path.suffix != ".ipynb":
+        return text
+    try:
+        return notebook_python(notebooks.read(str(path), text, fix="run `grade assign` again"))
+    except SubmissionError as exc:
+        raise SpecError(exc.message) from None
 
 
 def reference_problems(assignment: Assignment, fresh: dict[tuple[str, str], Outputs]

@@ -19,7 +19,7 @@ import numpy as np
 
 from grader.assignments.variants import CATALOGUE
 from grader.model import Diagnosis, Exercise, Misconception
-from grader.pipeline import loading
+from grader.pipeline import ipython_syntax
 from grader.spec.references import Outputs, as_outputs
 
 # Looser than the checks: a float32 or loop-based student matches a float64 variant.
@@ -70,7 +70,7 @@ USES_GLOBAL = "uses-global"
 def parameters(signature: str) -> list[str]:
     """The parameter names of a signature such as "(Q, K, V, mask=None)"."""
     try:
-        tree = loading.parse(f"def f{signature}: pass")  # one thread at a time
+        tree = ipython_syntax.parse(f"def f{signature}: pass")  # one thread at a time
     except SyntaxError:
         return []
     function = tree.body[0]

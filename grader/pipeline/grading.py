@@ -7,7 +7,6 @@ the stages before it.
 from __future__ import annotations
 
 import builtins
-import json
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -40,6 +39,7 @@ from grader.pipeline import (
     hints,
     loading,
     notebook_globals,
+    notebooks,
     scoring,
     submissions,
 )
@@ -100,12 +100,13 @@ def infer_assignment(path: Path, explicit: str | None = None,
     if path.suffix == ".ipynb":
         limit = int((limits or Limits()).submission_mb * (1 << 20))
         try:
-            name = loading.metadata_assignment(
-                json.loads(submissions.read_bytes(path, limit)).get("metadata"))
+            text = submissions.read_bytes(path, limit).decode("utf-8-sig")
+            notebook = notebooks.read(str(path), text)
+            name = notebooks.metadata_assignment(notebook.get("metadata"))
             if name in registry.assignments():
                 return name
-        except (OSError, ValueError, AttributeError, RecursionError):
-            pass
+        except (OSError, ValueError, SubmissionError):
+            pass  # the file's own grading says what is wrong with it
     matches = [name for name in registry.assignments() if name in path.name]
     return max(matches, key=len) if matches else None
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from grader.model import Submission
-from grader.pipeline import loading
+from grader.pipeline import ipython_syntax
 
 _BINARY: Mapping[type, Any] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -100,7 +100,7 @@ def top_level(submission: Submission) -> list[ast.stmt]:
         if cell.syntax_error:
             continue
         try:
-            statements += loading.parse(cell.source).body
+            statements += ipython_syntax.parse(cell.source).body
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue  # parsed at a deeper stack than loading's, a long cell may not be
     return statements
