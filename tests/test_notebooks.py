@@ -8,8 +8,10 @@ import re
 import pytest
 
 from grader.authoring import master, validate
+from grader.authoring.layout import Layout
 from grader.errors import SpecError, SubmissionError
 from grader.pipeline import loading, notebooks
+from grader.spec import registry
 
 V3 = {"nbformat": 3, "nbformat_minor": 0, "metadata": {"grader": {"assignment": "unit"}},
       "worksheets": [{"cells": [{"cell_type": "code", "input": "x = 1", "language": "python",
@@ -54,3 +56,18 @@ def test_grading_and_authoring_say_the_same_about_a_broken_notebook(tmp_path, na
         assert error.value.message.startswith(f"{path}: {problem}")
         assert re.search(f"; {re.escape(fix)}(, as a version 4 notebook)?$", error.value.message)
         assert "hand it in" not in error.value.message
+
+
+@pytest.mark.parametrize("name", ["not JSON", "nbformat 99"])
+def test_grade_validate_lists_a_broken_stub_notebook_and_goes_on(tmp_path, name):
+    text, problem = BROKEN[name]
+    assignment = registry.get("udl_attention")
+    layout = Layout(tmp_path)
+    stub = layout.notebooks("udl_attention", ("udl_attention_12_1.ipynb",))[0]
+    stub.parent.mkdir()
+    stub.write_text(text)
+    found = [str(p) for p in validate.signature_problems(assignment, layout)]
+    assert [p for p in found if p.startswith(f"{stub}: {problem}")], found
+    # ... and the solution, which is missing, is still reported after it.
+    assert any(p.startswith(f"{layout.solution('udl_attention')}: the solution cannot be read")
+               for p in found), found

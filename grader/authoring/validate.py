@@ -98,6 +98,8 @@ def signature_problems(assignment: Assignment, layout: Layout) -> list[Problem]:
         except (OSError, ValueError, SyntaxError) as exc:
             found.append(Problem(str(path), f"{what} cannot be read ({exc}); write it, or run "
                                  "`grade assign` on the master"))
+        except SpecError as exc:  # a notebook that is none: the message names the file
+            found.append(Problem("", exc.message))
     solved = defined.get(solution, {})
     for exercise in assignment.exercises:
         wanted = solved.get(exercise.name)
