@@ -12,18 +12,23 @@ from __future__ import annotations
 import ast
 import inspect
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from grader.errors import UsageError
 from grader.model import Assignment, CheckResult, Exercise, Result, Status, Visibility
-from grader.pipeline import grading, scoring
+from grader.pipeline import judging, scoring
 from grader.sandbox.inside.calling import invoke
-from grader.sandbox.inside.worker import SANDBOX_ENV
-from grader.sandbox.session import NOT_IMPLEMENTED
 from grader.spec import checkfile as released
 from grader.spec import references, registry
+
+# The worker's `SANDBOX_ENV` and the session's `NOT_IMPLEMENTED`, spelled here so that a
+# student's check() does not load the worker and the sandbox's supervisor for two strings;
+# tests/test_selfcheck.py keeps them equal.
+SANDBOX_ENV = "GRADER_SANDBOX"
+NOT_IMPLEMENTED = "not implemented yet: the stub still raises NotImplementedError"
 
 
 def _parameters(signature: str) -> tuple[str, ...]:
@@ -88,7 +93,7 @@ def run(name: str, target: Any, assignment: str | None = None) -> Result:
                                                f"raised {type(exc).__name__}: {exc}",
                                                visibility=case.visibility, note=case.note))
             continue
-        check, _ = grading.judge(exercise, case, value, stored.get(exercise.name, case.name),
+        check, _ = judging.judge(exercise, case, value, stored.get(exercise.name, case.name),
                                  inputs)
         checks.append(check)
     graded = scoring.exercise_result(exercise, checks)
@@ -99,10 +104,10 @@ def run(name: str, target: Any, assignment: str | None = None) -> Result:
 
 
 def _in_jupyter() -> bool:
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
+    if "IPython" not in sys.modules:
+        return False  # a Jupyter kernel has imported it: no need to import it here
+    from IPython import get_ipython
+
     shell = get_ipython()
     return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 

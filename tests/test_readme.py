@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
+
+import pytest
 
 from grader import cli
 from tests.conftest import ROOT
@@ -58,3 +64,50 @@ def test_the_readme_master_notebook_is_assigned(tmp_path):
     stub = (tmp_path / "course" / "exercises" / "my_unit.py").read_text()
     assert 'def relu(x):\n    """Zero the negative entries."""\n    raise NotImplementedError(' \
         '"relu")' in stub
+
+
+def main_job() -> list[tuple[str, str]]:
+    """The commands of "The main job", each with the output README shows under it."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## The main job", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```bash\n(.+?)\n```\n\n```\n(.+?)\n```", section, re.S)
+
+
+def timeless(text: str) -> str:
+    """Output with its timings set aside: they differ from run to run."""
+    return re.sub(r" in \d+\.\d+ s$", " in ... s", text, flags=re.M)
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory):
+    """The tracked files, as a fresh clone has them (with this work tree's edits)."""
+    root = tmp_path_factory.mktemp("clone")
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
+                             check=True).stdout.decode().split("\0")
+    for name in filter(None, tracked):
+        if (ROOT / name).is_file():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, root / name)
+    return root
+
+
+def test_the_main_job_prints_what_readme_shows(checkout, tmp_path):
+    shown = main_job()
+    assert [command.splitlines()[-1] for command, _ in shown] == [
+        "grade run --assignment udl_attention alice.ipynb", "grade check alice.ipynb"]
+    # `grade` is this checkout's grader, with none of our variables: as a newcomer runs it.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "grade").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m grader "$@"\n')
+    (bin_dir / "grade").chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin", "PYTHONPATH": str(checkout),
+           "HOME": os.environ.get("HOME", str(tmp_path)), "LANG": "C.UTF-8"}
+    # One shell for all of them, in order, from the clone's root: a `cd` carries over.
+    script = "".join(f"{command}\necho \"#exit=$?#\"\n" for command, _ in shown)
+    done = subprocess.run(["bash", "-c", script], cwd=checkout, env=env, capture_output=True,
+                          text=True, timeout=600)
+    printed = re.split(r"^#exit=(\d+)#\n", done.stdout, flags=re.M)
+    outputs, codes = printed[0:-1:2], [int(code) for code in printed[1::2]]
+    assert codes == [0, 1], done.stdout + done.stderr  # check: a public check fails
+    for (command, expected), output in zip(shown, outputs, strict=True):
+        assert timeless(output) == timeless(expected + "\n"), (command, done.stderr)

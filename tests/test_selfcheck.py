@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import nbformat
 import numpy as np
 import pytest
@@ -11,6 +16,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from grader import check, selfcheck
 from grader.errors import UsageError
 from grader.model import Status
+from grader.sandbox import session
 from grader.sandbox.inside.worker import SANDBOX_ENV
 from tests.conftest import ROOT
 
@@ -92,3 +98,51 @@ def test_every_exercise_notebook_runs_its_checks_on_the_stubs(tmp_path, file, ch
     given = [page for page in shown if "softmax_cols" in page]
     assert len(given) == 1 and "not implemented yet" not in given[0]
     assert all("not implemented yet" in page for page in shown if page not in given)
+
+
+def test_the_strings_it_spells_are_the_sandboxs():
+    assert selfcheck.SANDBOX_ENV == SANDBOX_ENV
+    assert selfcheck.NOT_IMPLEMENTED == session.NOT_IMPLEMENTED
+
+
+CALLS = """
+import json, sys
+import numpy as np
+from grader import check
+imported = sorted(sys.modules)
+def softmax(items_in):
+    e = np.exp(items_in - items_in.max())
+    return e / e.sum()
+def softmax_cols(data_in):  # the wrong axis: a diagnosis too
+    e = np.exp(data_in - data_in.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+check(softmax)
+check(softmax_cols)
+json.dump({"imported": imported, "called": sorted(sys.modules)}, sys.stderr)
+"""
+
+
+def test_check_loads_only_what_it_uses(tmp_path):
+    # Before #23, `from grader import check` and a call loaded 46 grader modules (the zygote,
+    # the transport and the sandbox's supervisor among them) and 689 others beyond numpy:
+    # IPython and prompt_toolkit included. Now 31.
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GRADER_")}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run([sys.executable, "-c", CALLS], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "softmax (in this notebook) · udl_attention: 1 / 1 public checks pass" in done.stdout
+    assert "[softmax-wrong-axis]" in done.stdout
+    loaded = json.loads(done.stderr)
+    ours = {name for name in loaded["called"] if name.split(".")[0] == "grader"}
+    assert {name for name in loaded["imported"] if name.split(".")[0] == "grader"} == {"grader"}
+    assert {"grader.selfcheck", "grader.pipeline.judging", "grader.report.terminal"} <= ours
+    never = ("grader.sandbox.session", "grader.sandbox.transport", "grader.sandbox.zygote",
+             "grader.sandbox.isolation", "grader.sandbox.resources", "grader.sandbox.kernel",
+             "grader.sandbox.doctor", "grader.sandbox.inside.worker",
+             "grader.sandbox.inside.zygote_process", "grader.sandbox.inside.shell",
+             "grader.pipeline.grading", "grader.classwork", "grader.cli", "grader.entry",
+             "grader.authoring")
+    assert sorted(name for name in ours if name.startswith(never)) == []
+    assert "IPython" not in loaded["called"]
+    assert len(ours) <= 31, sorted(ours)

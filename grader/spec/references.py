@@ -25,7 +25,6 @@ from grader.errors import ReferencesError, SubmissionError
 from grader.model import Assignment, Status, Visibility
 from grader.pipeline import loading
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import SandboxConfig, Session
 
 SCHEMA = "grader.references/1"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -118,6 +117,9 @@ def compute(assignment: Assignment, solution: Path | None = None
         module = loading.load(path, LIMITS)
     except SubmissionError as exc:
         raise ReferencesError(exc.message) from None
+    # Here, not at the top: the students' check() reads references and never runs a sandbox.
+    from grader.sandbox.session import SandboxConfig, Session
+
     outputs: dict[tuple[str, str], Outputs] = {}
     with Session(SandboxConfig(LIMITS, assignment.requires, "solution")) as session:
         for cell in session.run(module):

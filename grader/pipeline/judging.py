@@ -1,0 +1,65 @@
+"""Judging one call: compare the value an exercise returned on a case with the reference, and
+name the mistake behind a wrong one. A pure stage, shared by the grader and the students'
+`check()`, that never touches the sandbox."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from grader.model import Case, CheckResult, Diagnosis, Exercise, Inputs, Status, Visibility
+from grader.pipeline import compare, diagnose, scoring
+from grader.sandbox.limits import cap
+from grader.spec.references import Outputs
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the diagnosis may know of a submission's source, beyond a call's outputs."""
+
+    reads: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    """The numeric notebook globals that the exercise's function reads, with their values
+    (at the end of the notebook, then where the function is defined)."""
+    example: Inputs | None = None
+    """The inputs of the exercise's first public case: the notebook's own example."""
+
+    @classmethod
+    def of(cls, exercise: Exercise, reads: Mapping[str, tuple[float, ...]]) -> Context:
+        """The context of one exercise, given the globals its function reads."""
+        public = next((c for c in exercise.cases if c.visibility is Visibility.PUBLIC), None)
+        return cls(reads, public.inputs() if public else None)
+
+
+def judge(exercise: Exercise, case: Case, value: object, expected: Outputs,
+          inputs: tuple[object, ...], context: Context | None = None
+          ) -> tuple[CheckResult, bool]:
+    """Compare a returned value with the reference and diagnose it; (check, passed)."""
+    sizes = frozenset(n for item in inputs if isinstance(item, np.ndarray) for n in item.shape)
+    result = compare.compare(value, expected, exercise.outputs, case.rtol, case.atol,
+                             reveal=case.visibility is Visibility.PUBLIC, axes=exercise.axes,
+                             sizes=sizes)
+    if result.passed:
+        return scoring.passed_check(case.name, exercise, visibility=case.visibility,
+                                    note=case.note), True
+    diagnosis = None
+    alternatives: tuple[Diagnosis, ...] = ()
+    if result.obtained is not None:
+        context = context or Context()
+        matching = diagnose.matches(exercise, inputs, case.init_kwargs, result.obtained,
+                                    expected)
+        diagnosis = diagnose.diagnose(exercise, inputs, case.init_kwargs, result.obtained,
+                                      expected, context.reads, context.example, matching)
+        if case.visibility is Visibility.HIDDEN:
+            diagnosis = diagnose.without_numbers(diagnosis)
+        if len(matching) > 1:
+            alternatives = tuple(Diagnosis(m.id, m.message) for m in matching)
+    detail = ""
+    if case.visibility is Visibility.HIDDEN:  # shown only after show_hidden_after (disclosure)
+        detail = cap(compare.compare(value, expected, exercise.outputs, case.rtol, case.atol,
+                                     reveal=True).message)
+    check = scoring.failed_check(case.name, exercise, Status.FAILED, result.message,
+                                 diagnosis=diagnosis, views=result.views,
+                                 visibility=case.visibility, note=case.note)
+    return replace(check, alternatives=alternatives, detail=detail), False
