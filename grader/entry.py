@@ -2,39 +2,41 @@
 
 A warm zygote takes about as long to start (an interpreter that imports numpy) as the
 `grade` command takes to import its own modules; started first, in the background, the two
-overlap, and a `grade run` on one notebook finishes that much sooner. Nothing else happens
-here: `grader.cli` parses the command line and does the work.
+overlap, and a `grade run` on one notebook finishes that much sooner. So the command line is
+parsed first (`grader.cli.parser` imports nothing heavy), the zygote started when the parsed
+command needs it, and only then the command's modules imported and run (`grader.cli.app`).
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Sequence
+
+from grader.sandbox.limits import Engine
 
 COMMANDS = ("run", "check", "batch")
-"""The commands that grade with the default engine unless told otherwise."""
+"""The commands that grade here, with the engine of `--engine`."""
 
 
-def wants_zygote(argv: list[str]) -> bool:
-    """Whether this command line grades here with the fork server (`--engine fast`, the
+def wants_zygote(args: argparse.Namespace) -> bool:
+    """Whether the parsed command grades here with the fork server (`--engine fast`, the
     default); a batch on a Dask cluster grades on the cluster's workers, not here."""
-    if not argv or argv[0] not in COMMANDS:
-        return False
-    for index, arg in enumerate(argv):
-        if arg == "--dask" or arg.startswith("--dask="):
-            return False
-        if arg == "--engine":
-            return argv[index + 1:index + 2] == ["fast"]
-        if arg.startswith("--engine="):
-            return arg == "--engine=fast"
-    return True
+    return (args.command in COMMANDS and not getattr(args, "dask", None)
+            and args.engine is Engine.FAST)
 
 
-def main() -> None:
-    """Run the `grade` command."""
-    if wants_zygote(sys.argv[1:]):
+def prestart(args: argparse.Namespace) -> None:
+    """Start the fork server in the background when the parsed command will use it."""
+    if wants_zygote(args):
         from grader.sandbox import zygote
 
         zygote.prestart(())  # the assignments of the book need no preload but numpy
-    from grader.cli import main as run_command
 
-    run_command()
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the `grade` command and exit with its code."""
+    from grader.cli.app import run
+
+    sys.exit(run(sys.argv[1:] if argv is None else argv, sys.stdout, sys.stderr,
+                 before=prestart))
