@@ -317,3 +317,33 @@ def test_readme_lists_every_limit_with_its_default():
 
 def test_export_formats_are_the_gradebooks():
     assert parser.EXPORT_FORMATS == gradebook.FORMATS
+
+
+def test_reports_in_a_folder_are_named_as_a_batch_names_them(tmp_path):
+    from grader.classwork.batch import Graded, Job, write_outputs
+
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    for name, solution in (("a_udl_attention.py", "udl_attention"),
+                           ("b_udl_attention.py", "udl_attention"),
+                           ("c_attention_basics.py", "attention_basics")):
+        (folder / name).write_text((ROOT / "solutions" / f"{solution}.py").read_text())
+    out_json = tmp_path / "all.json"
+    code, _, err = invoke("run", str(folder), "--html", str(tmp_path / "html"), "--md",
+                          str(tmp_path / "md"), "--json", str(out_json))
+    assert code == 0, err
+    # a student's two files are one result, named after the assignment; one file, after it
+    assert sorted(p.name for p in (tmp_path / "html").iterdir()) == [
+        "c_attention_basics.html", "udl_attention.html"]
+    assert sorted(p.name for p in (tmp_path / "md").iterdir()) == [
+        "c_attention_basics.md", "udl_attention.md"]
+    from grader import result_json
+
+    for data in json.loads(out_json.read_text())["results"]:
+        result = result_json.from_dict(data)
+        names = result.files or (result.submission,)
+        job = Job(tuple(folder / name for name in names), names, "alice", ())
+        write_outputs(tmp_path / "batch", job, Graded(result, "", ""))
+    assert sorted(p.name for p in (tmp_path / "batch" / "results" / "alice").iterdir()) == [
+        "c_attention_basics.html", "c_attention_basics.json", "c_attention_basics.md",
+        "udl_attention.html", "udl_attention.json", "udl_attention.md"]

@@ -13,12 +13,6 @@ between the parse and the import of the command's modules.
 
 from grader.cli.app import run
 from grader.cli.parser import build_parser, parse
+from grader.entry import main
 
 __all__ = ["build_parser", "main", "parse", "run"]
-
-
-def main(argv: list[str] | None = None) -> None:
-    """The `grade` console script (`grader.entry.main`)."""
-    from grader.entry import main as entry_main
-
-    entry_main(argv)
