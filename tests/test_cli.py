@@ -315,6 +315,16 @@ def test_readme_lists_every_limit_with_its_default():
                       for flag, field in parser.limit_flags().items()}
 
 
+def test_every_flag_readme_and_security_name_is_grades_or_another_programs():
+    others = {"--count", "--peer-sample", "--peers-bin", "--scaling", "--workers",  # bench/
+              "--dashboard-address", "--nthreads", "--nworkers", "--tls-ca-file",  # dask
+              "--tls-cert", "--tls-key"}
+    for name in ("README.md", "SECURITY.md"):
+        written = set(FLAG.findall((ROOT / name).read_text()))
+        assert written - accepted_flags() - others == set(), name
+    assert others.isdisjoint(accepted_flags())
+
+
 def test_export_formats_are_the_gradebooks():
     assert parser.EXPORT_FORMATS == gradebook.FORMATS
 
