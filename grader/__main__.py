@@ -1,5 +1,5 @@
 """`python -m grader` runs the `grade` command."""
 
-from grader.entry import main
+from grader.cli.entry import main
 
 main()

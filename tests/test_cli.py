@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import io
 import json
+import re
 
 import pytest
 
 from grader import cli
+from grader.classwork import gradebook
+from grader.cli import parser
+from grader.sandbox.limits import Engine, Limits, OnError
 from tests.conftest import ROOT
 
 
@@ -28,17 +34,33 @@ def test_list_shows_assignments_functions_and_points():
     assert "causal_mask(seq_len)  1 pt, 3 cases (1 public, 1 hidden worth points)" in out
 
 
-def test_version(capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        cli.run(["--version"], io.StringIO(), io.StringIO())
-    assert exit_info.value.code == 0
-    assert capsys.readouterr().out == "grade 0.1.0\n"
+def test_version_and_help_end_in_the_one_exit_point():
+    assert invoke("--version") == (0, "grade 0.1.0\n", "")
+    code, out, err = invoke("run", "--help")
+    assert (code, err) == (0, "")
+    assert out.startswith("usage: grade run [-h] [--each]")
+    assert ("--max-statements N most top-level statements in all cells together (default "
+            "5000)") in " ".join(out.split())
 
 
-def test_usage_error_exits_2_without_traceback():
+def test_usage_error_exits_2_with_the_usage_line_and_a_hint():
     code, out, err = invoke("frobnicate")
+    assert (code, out) == (2, "")
+    usage, hint, blank, message = err.splitlines()[-4:]
+    assert err.startswith("usage: grade [-h] [--version]")
+    assert (hint, blank) == ("Try 'grade --help' for help.", "")
+    assert message.startswith("grade: error: grade: argument command: invalid choice: "
+                              "'frobnicate'")
+    code, out, err = invoke("run", "a.ipynb", "--engine", "warp")
+    assert (code, out) == (2, "")
+    assert err.startswith("usage: grade run [-h]")
+    assert err.endswith("Try 'grade run --help' for help.\n\ngrade: error: grade run: "
+                        "argument --engine: invalid choice: 'warp' (choose from 'fast', "
+                        "'fresh', 'kernel')\n")
+    code, _, err = invoke("run", "a.ipynb", "--on-error", "never")
     assert code == 2
-    assert err.startswith("grade: error: grade: argument command: invalid choice: 'frobnicate'")
+    assert err.endswith("grade: error: grade run: argument --on-error: invalid choice: "
+                        "'never' (choose from 'statement', 'cell', 'stop')\n")
     assert "Traceback" not in err
 
 
@@ -198,3 +220,140 @@ def test_require_namespaces_grades_where_there_are(tmp_path):
     assert (code, err) == (0, "")
     assert "own PID, network and IPC namespaces" in json.loads(
         (tmp_path / "r.json").read_text())["isolation"]
+
+
+def test_every_limit_is_an_option_that_reaches_the_grading():
+    flags = parser.limit_flags()
+    assert [field.name for field in flags.values()] == [
+        field.name for field in dataclasses.fields(Limits)]
+    assert list(flags)[:3] == ["--timeout", "--call-timeout", "--submission-timeout"]
+    args = cli.parse(["run", "a.ipynb"])
+    assert parser.limits(args) == Limits()
+    assert (args.engine, args.on_error) == (Engine.FAST, OnError.STATEMENT)
+    argv = ["batch", "subs", "--assignment", "udl_attention", "--out", "graded"]
+    for flag, field in flags.items():  # each at twice its default, as its own type
+        argv += [flag, str(field.default * 2)]
+    args = cli.parse([*argv, "--engine", "kernel", "--on-error=stop"])
+    assert parser.limits(args) == Limits(**{field.name: field.default * 2
+                                            for field in dataclasses.fields(Limits)})
+    assert parser.limits(args).statements == 10_000
+    assert (args.engine, args.on_error) == (Engine.KERNEL, OnError.STOP)
+    code, _, err = invoke("run", "a.ipynb", "--max-statements", "many")
+    assert code == 2 and err.endswith("grade: error: grade run: argument --max-statements: "
+                                      "invalid int value: 'many'\n")
+
+
+def test_max_statements_is_the_limit_the_refusal_names(tmp_path):
+    path = tmp_path / "long_udl_attention.py"
+    path.write_text((ROOT / "solutions" / "udl_attention.py").read_text() + "x = 1\n" * 300)
+    out_json = tmp_path / "long.json"
+    code, _, _ = invoke("run", str(path), "--max-statements", "200", "--json", str(out_json))
+    data = json.loads(out_json.read_text())
+    assert (code, data["status"]) == (1, "error")
+    assert "over the limit of 200 (--max-statements)" in data["error"]
+
+
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]*[a-z]")
+OTHER_PROGRAMS = {
+    "unshare (isolation.py, zygote.py)": {"--fork", "--ipc", "--kill-child", "--map-root-user",
+                                          "--mount-proc", "--net", "--pid", "--uts",
+                                          "--user"},
+    "the worker's own (isolation.py)": {"--pdeathsig"},
+    "systemd-run (doctor.py)": {"--scope", "--user"},
+    "pip (autograder.py)": {"--break-system-packages"},
+    "dask worker (distributed.py)": {"--nworkers", "--nthreads"},
+    "IPython's %%capture (shell.py)": {"--no-stdout", "--no-stderr"},
+}
+
+
+def flags_in_messages() -> dict[str, set[str]]:
+    """Every `--flag` in a string of grader/ other than a docstring, with where it is."""
+    found: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "grader").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                           ast.AsyncFunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                    and id(node) not in docstrings):
+                for flag in FLAG.findall(node.value):
+                    where = f"{path.relative_to(ROOT)}:{node.lineno}"
+                    found.setdefault(flag, set()).add(where)
+    return found
+
+
+def accepted_flags() -> set[str]:
+    """Every option string of `grade` and of each of its commands."""
+    flags: set[str] = set()
+    pending = [cli.build_parser()]
+    while pending:
+        command = pending.pop()
+        for action in command._actions:
+            flags.update(action.option_strings)
+            choices = action.choices if isinstance(action.choices, dict) else {}
+            pending += choices.values()
+    return flags
+
+
+def test_every_flag_a_message_names_is_an_option_of_grade():
+    found = flags_in_messages()
+    assert {"--max-statements", "--max-code-cells", "--engine", "--dask"} <= set(found)
+    others = set().union(*OTHER_PROGRAMS.values())
+    unknown = {flag: sorted(where) for flag, where in found.items()
+               if flag not in accepted_flags() and flag not in others}
+    assert unknown == {}
+    assert others.isdisjoint(accepted_flags())  # the list names only other programs' flags
+    assert others <= set(found)  # and only flags that are still written somewhere
+
+
+def test_readme_lists_every_limit_with_its_default():
+    readme = (ROOT / "README.md").read_text()
+    listed = dict(re.findall(r"`(--[a-z-]+) [A-Z]+`\s+\(default ([\d.]+)\)", readme))
+    assert listed == {flag: f"{field.default:g}"
+                      for flag, field in parser.limit_flags().items()}
+
+
+def test_every_flag_readme_and_security_name_is_grades_or_another_programs():
+    others = {"--count", "--peer-sample", "--peers-bin", "--scaling", "--workers",  # bench/
+              "--dashboard-address", "--nthreads", "--nworkers", "--tls-ca-file",  # dask
+              "--tls-cert", "--tls-key"}
+    for name in ("README.md", "SECURITY.md"):
+        written = set(FLAG.findall((ROOT / name).read_text()))
+        assert written - accepted_flags() - others == set(), name
+    assert others.isdisjoint(accepted_flags())
+
+
+def test_export_formats_are_the_gradebooks():
+    assert parser.EXPORT_FORMATS == gradebook.FORMATS
+
+
+def test_reports_in_a_folder_are_named_as_a_batch_names_them(tmp_path):
+    from grader.classwork.batch import Graded, Job, write_outputs
+
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    for name, solution in (("a_udl_attention.py", "udl_attention"),
+                           ("b_udl_attention.py", "udl_attention"),
+                           ("c_attention_basics.py", "attention_basics")):
+        (folder / name).write_text((ROOT / "solutions" / f"{solution}.py").read_text())
+    out_json = tmp_path / "all.json"
+    code, _, err = invoke("run", str(folder), "--html", str(tmp_path / "html"), "--md",
+                          str(tmp_path / "md"), "--json", str(out_json))
+    assert code == 0, err
+    # a student's two files are one result, named after the assignment; one file, after it
+    assert sorted(p.name for p in (tmp_path / "html").iterdir()) == [
+        "c_attention_basics.html", "udl_attention.html"]
+    assert sorted(p.name for p in (tmp_path / "md").iterdir()) == [
+        "c_attention_basics.md", "udl_attention.md"]
+    from grader import result_json
+
+    for data in json.loads(out_json.read_text())["results"]:
+        result = result_json.from_dict(data)
+        names = result.files or (result.submission,)
+        job = Job(tuple(folder / name for name in names), names, "alice", ())
+        write_outputs(tmp_path / "batch", job, Graded(result, "", ""))
+    assert sorted(p.name for p in (tmp_path / "batch" / "results" / "alice").iterdir()) == [
+        "c_attention_basics.html", "c_attention_basics.json", "c_attention_basics.md",
+        "udl_attention.html", "udl_attention.json", "udl_attention.md"]

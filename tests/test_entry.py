@@ -1,31 +1,59 @@
-"""The `grade` entry point boots the fork server early only for commands that use it."""
+"""The `grade` entry point boots the fork server early only for commands that use it, from
+the one parser's reading of the command line."""
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 
 import pytest
 
-from grader.entry import wants_zygote
+from grader.cli import entry, parse, run
 from tests.conftest import ROOT, processes, survivors
+
+BATCH = ["batch", "subs", "--assignment", "udl_attention", "--out", "graded"]
 
 
 @pytest.mark.parametrize("argv, wanted", [
     (["run", "a.ipynb"], True),
-    (["batch", "subs", "--engine", "fast"], True),
+    ([*BATCH, "--engine", "fast"], True),
     (["check", "a.ipynb", "--engine=fast"], True),
     (["run", "a.ipynb", "--engine", "kernel"], False),
     (["run", "a.ipynb", "--engine=fresh"], False),
-    (["run", "a.ipynb", "--engine"], False),
-    (["batch", "subs", "--dask", "local:2"], False),
-    (["batch", "subs", "--dask=tcp://10.0.0.1:8786"], False),
+    ([*BATCH, "--dask", "local:2"], False),
+    ([*BATCH, "--dask=tcp://10.0.0.1:8786"], False),
     (["gradebook", "export"], False),
-    (["--version"], False),
-    ([], False),
+    (["doctor"], False),
 ])
-def test_only_commands_that_fork_from_the_zygote_start_it(argv, wanted):
-    assert wants_zygote(argv) is wanted
+def test_only_commands_that_fork_from_the_zygote_start_it(argv, wanted, monkeypatch):
+    from grader.sandbox import zygote
+
+    started: list[tuple[str, ...]] = []
+    monkeypatch.setattr(zygote, "prestart", started.append)
+    args = parse(argv)
+    assert entry.wants_zygote(args) is wanted
+    entry.prestart(args)
+    assert started == ([()] if wanted else [])
+
+
+@pytest.mark.parametrize("argv, code, printed", [
+    (["run", "a.ipynb", "--engine"], 2, "argument --engine: expected one argument"),
+    (["run", "a.ipynb", "--engine", "warp"], 2,
+     "argument --engine: invalid choice: 'warp' (choose from 'fast', 'fresh', 'kernel')"),
+    (["--version"], 0, "grade 0.1.0"),
+    (["run", "--help"], 0, "usage: grade run"),
+    ([], 2, "the following arguments are required: command"),
+])
+def test_a_command_line_that_does_not_grade_starts_nothing(argv, code, printed, monkeypatch):
+    from grader.sandbox import zygote
+
+    started: list[tuple[str, ...]] = []
+    monkeypatch.setattr(zygote, "prestart", started.append)
+    out, err = io.StringIO(), io.StringIO()
+    assert run(argv, out, err, before=entry.prestart) == code
+    assert printed in out.getvalue() + err.getvalue()
+    assert started == []
 
 
 def test_a_command_that_stops_early_leaves_no_zygote_behind(tmp_path):
@@ -36,3 +64,14 @@ def test_a_command_that_stops_early_leaves_no_zygote_behind(tmp_path):
     assert done.returncode == 1, done.stderr
     assert "none.ipynb" in done.stdout + done.stderr
     assert survivors(before) == []
+
+
+def test_the_entry_point_parses_before_it_imports_the_grading_machinery():
+    code = ("import sys; import grader.cli.entry; "
+            "from grader.cli import parse; parse(['run', 'a.ipynb', '--timeout', '3']); "
+            "print(sorted(m for m in sys.modules if m == 'numpy' or m.startswith('grader.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60, check=True)
+    assert done.stdout.strip() == str(['grader.cli', 'grader.cli.app', 'grader.cli.entry',
+                                       'grader.cli.parser', 'grader.errors', 'grader.sandbox',
+                                       'grader.sandbox.limits', 'grader.text'])

@@ -33,6 +33,7 @@ from grader.classwork.jobs import Graded, Job, Pool, grade_job
 from grader.errors import UsageError
 from grader.model import Assignment, Result, Status
 from grader.pipeline import grading, submissions
+from grader.report.files import report_path
 from grader.sandbox import isolation, zygote
 
 CHECK_EVERY_S = 5.0
@@ -122,10 +123,9 @@ def write_outputs(out: Path, job: Job, graded: Graded) -> None:
     """The JSON result and the HTML and Markdown reports of one submission."""
     folder = out / "results" / job.student
     folder.mkdir(parents=True, exist_ok=True)
-    stem = Path(job.names[0]).stem if len(job.names) == 1 else graded.result.assignment
-    (folder / f"{stem}.json").write_text(result_json.render(graded.result), encoding="utf-8")
-    (folder / f"{stem}.html").write_text(graded.html, encoding="utf-8")
-    (folder / f"{stem}.md").write_text(graded.markdown, encoding="utf-8")
+    for suffix, content in ((".json", result_json.render(graded.result)),
+                            (".html", graded.html), (".md", graded.markdown)):
+        report_path(folder, graded.result, suffix).write_text(content, encoding="utf-8")
 
 
 class Threads:

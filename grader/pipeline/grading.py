@@ -58,15 +58,11 @@ class Options:
     """How to grade."""
 
     limits: Limits = field(default_factory=Limits)
-    """Time, memory and output limits of the student's code."""
+    """Time, memory, output and size limits of the student's code (a `grade` flag each)."""
     on_error: OnError = OnError.STATEMENT
-    """After a failing statement: go on ("statement"), skip the rest of the cell ("cell", as
-    when cells are run one by one in Jupyter) or stop everything ("stop", as Run All does)."""
+    """What follows a failing statement (`--on-error`); passed on to the sandbox."""
     engine: Engine = Engine.FAST
-    """"fast" (each submission's worker is a fork of a warm zygote interpreter, or a fresh
-    interpreter where no zygote can be had; the cells run in it, and each call of an exercise
-    runs in a fork of it), "fresh" (a fresh interpreter per submission) or "kernel" (a real
-    Jupyter kernel through nbclient)."""
+    """How the submission's worker is started (`--engine`); passed on to the sandbox."""
     public_only: bool = False
     """Grade the public cases only, against the references shipped in the package."""
     require_namespaces: bool = False

@@ -9,7 +9,6 @@ one), so that one fatal cell costs only itself. The worker never receives a refe
 
 from __future__ import annotations
 
-import enum
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -18,7 +17,7 @@ from grader.errors import IsolationError, SandboxError
 from grader.model import Cell, CellResult, Status, Submission
 from grader.sandbox import isolation
 from grader.sandbox.inside.protocol import Reply
-from grader.sandbox.limits import CappedOutput, Limits, cap
+from grader.sandbox.limits import CappedOutput, Engine, Limits, OnError, cap
 from grader.sandbox.resources import Resources
 from grader.sandbox.transport import (
     MAX_REPLY_BYTES,
@@ -31,28 +30,6 @@ from grader.sandbox.transport import (
 GRACE_S = 2.0
 MAX_RESTARTS = 8
 NOT_IMPLEMENTED = "not implemented yet: the stub still raises NotImplementedError"
-
-
-class Engine(str, enum.Enum):
-    """How a submission's worker is started (`--engine`)."""
-
-    FAST = "fast"
-    """Forked from a warm zygote interpreter; a fresh interpreter where none can be had."""
-    FRESH = "fresh"
-    """A fresh interpreter for each submission (and after each crash)."""
-    KERNEL = "kernel"
-    """A real Jupyter kernel through nbclient, for full IPython fidelity."""
-
-
-class OnError(str, enum.Enum):
-    """What happens after a statement fails (`--on-error`)."""
-
-    STATEMENT = "statement"
-    """Go on with the next statement: a broken line never hides the functions after it."""
-    CELL = "cell"
-    """Skip the rest of the cell, as when cells are run one by one in Jupyter."""
-    STOP = "stop"
-    """Stop everything, as Run All does."""
 
 
 @dataclass(frozen=True)

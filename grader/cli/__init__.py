@@ -1,0 +1,19 @@
+"""The `grade` command.
+
+- `parser`: the one argument parser (every limit's flag from the fields of `Limits`), and the
+  exceptions that end a parse (`--help`, `--version`, a usage error); it imports nothing heavy.
+- `app`: the one exit point, `run(argv, out, err)`: parse, run, print errors, exit codes.
+- `grade_commands`: `run`, `check` and `batch`; `class_commands`: `gradebook` and
+  `gradescope`; `author_commands`: `list`, `assign`, `release`, `validate`, `references` and
+  `doctor`.
+- `output`: writing the files a command was asked for.
+
+`entry` is the console script: it starts the fork server, when the command needs it,
+between the parse and the import of the command's modules.
+"""
+
+from grader.cli.app import run
+from grader.cli.entry import main
+from grader.cli.parser import build_parser, parse
+
+__all__ = ["build_parser", "main", "parse", "run"]

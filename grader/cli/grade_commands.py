@@ -1,0 +1,152 @@
+"""The commands that grade: `grade run`, `grade check` and `grade batch`, with the files that
+`run` and `check` write (JSON, HTML, Markdown, JUnit, the GitHub job summary)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from grader import result_json, text
+from grader.classwork import gradebook
+from grader.cli import parser
+from grader.cli.output import write
+from grader.errors import UsageError
+from grader.model import Result, Status
+from grader.pipeline import grading, submissions
+from grader.pipeline.grading import Options
+from grader.report import terminal
+from grader.report.files import report_path
+from grader.sandbox import zygote
+from grader.spec import registry
+
+MAX_SUMMARY = 1 << 20
+
+
+def expand(paths: Sequence[str], out: TextIO | None = None) -> list[Path]:
+    """Submission files named on the command line; a folder stands for the files inside it."""
+    found = submissions.named(paths)
+    for path, why in found.refused:
+        if out is not None:
+            out.write(f"ignored {text.one_line(str(path))}: {why}\n")
+    return list(found.files)
+
+
+def options(args: argparse.Namespace, public_only: bool) -> Options:
+    """How to grade, as the parsed command line says."""
+    return Options(limits=parser.limits(args), on_error=args.on_error, engine=args.engine,
+                   public_only=public_only, require_namespaces=args.require_namespaces)
+
+
+def _grade_all(args: argparse.Namespace, out: TextIO, public_only: bool) -> list[Result]:
+    paths = expand(args.submissions, out)
+    plan = [(path, grading.infer_assignment(path, args.assignment)) for path in paths]
+    unknown = [str(path) for path, name in plan if name is None]
+    if unknown:
+        raise UsageError(f"cannot tell the assignment of {', '.join(unknown)}: the notebook "
+                         "metadata does not name one and neither does the file name; "
+                         "pass --assignment NAME")
+    how = options(args, public_only)
+    color = out.isatty() if hasattr(out, "isatty") else False
+    results: list[Result] = []
+    with zygote.kept():  # one zygote for the whole run
+        _grade_each(args, plan, how, out, color, results)
+    _write_outputs(args, results)
+    return results
+
+
+def _grade_each(args: argparse.Namespace, plan: list[tuple[Path, str | None]],
+                how: Options, out: TextIO, color: bool, results: list[Result]) -> None:
+    for name, group in _students(plan, args.each):
+        assignment = registry.get(name)
+        result = (grading.grade(group[0], assignment, how) if len(group) == 1
+                  else grading.grade_files(group, assignment, how))
+        results.append(result)
+        out.write(terminal.render(result, color=color, verbose=args.verbose))
+        if getattr(args, "instructor", False) and result.hidden_output:
+            out.write("What the hidden checks' calls printed (for the instructor only):\n"
+                      f"{text.clean(result.hidden_output)}\n")
+
+
+def _students(plan: list[tuple[Path, str | None]], each: bool
+              ) -> list[tuple[str, list[Path]]]:
+    """What to grade as one result: every file of an assignment together (one student's
+    parts, such as the book's two notebooks), or with `each`, every file on its own."""
+    if each:
+        return [(str(name), [path]) for path, name in plan]
+    groups: dict[str, list[Path]] = {}
+    for path, name in plan:
+        groups.setdefault(str(name), []).append(path)
+    return list(groups.items())
+
+
+def _write_outputs(args: argparse.Namespace, results: list[Result]) -> None:
+    if args.json:
+        instructor = getattr(args, "instructor", False)
+        data = (result_json.to_dict(results[0], instructor) if len(results) == 1 else
+                {"schema": "grader.results/1",
+                 "results": [result_json.to_dict(r, instructor) for r in results]})
+        write(args.json, json.dumps(data, indent=2))
+    if not (args.html or args.md):
+        return
+    # Imported here: Jinja2 and the templates cost a `grade run` without reports ~40 ms.
+    from grader.report import html as html_report
+    from grader.report import markdown as markdown_report
+
+    for target, render, suffix in ((args.html, html_report.render, ".html"),
+                                   (args.md, markdown_report.render, ".md")):
+        if not target:
+            continue
+        if len(results) == 1:
+            write(target, render(results[0]))
+            continue
+        for result in results:  # several submissions: the path is a folder
+            write(str(report_path(Path(target), result, suffix)), render(result))
+
+
+def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    """`grade run`: exit 1 when a submission could not be graded or scores under
+    `--fail-under`."""
+    results = _grade_all(args, out, public_only=False)
+    if args.junit:
+        from grader.report import junit as junit_report
+
+        write(args.junit, junit_report.render(results))
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:  # GitHub Actions: append to the job summary (at most 1 MiB per step)
+        from grader.report import markdown as markdown_report
+
+        written = "\n".join(markdown_report.render(r) for r in results)
+        with open(summary, "a", encoding="utf-8") as stream:
+            stream.write(written[:MAX_SUMMARY])
+    failed = [r for r in results if r.status is Status.ERROR
+              or (args.fail_under is not None and r.score < args.fail_under)]
+    return 1 if failed else 0
+
+
+def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
+    """`grade check`: the public cases only; exit 1 unless they all pass."""
+    results = _grade_all(args, out, public_only=True)
+    ok = all(r.status is Status.GRADED and all(e.status is Status.PASSED for e in r.exercises)
+             for r in results)
+    return 0 if ok else 1
+
+
+def cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
+    """`grade batch`: a folder of submissions into a gradebook; exit 1 when one could not be
+    graded."""
+    from grader.classwork import batch
+
+    assignment = registry.get(args.assignment)
+    summary = batch.run(Path(args.folder), assignment, Path(args.out), args.jobs,
+                        options(args, public_only=False), force=args.force,
+                        pattern=batch.compile_pattern(args.student_pattern), dask=args.dask)
+    for line in summary.ignored:
+        out.write(f"ignored {text.one_line(line)}\n")
+    out.write(f"graded {summary.graded}, skipped {summary.skipped} already in the gradebook, "
+              f"{summary.errors} could not be graded, in {summary.seconds:.1f} s; "
+              f"gradebook: {Path(args.out) / gradebook.FILENAME}\n")
+    return 1 if summary.errors else 0
