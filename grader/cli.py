@@ -47,17 +47,17 @@ def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_references(args: argparse.Namespace, out: TextIO) -> int:
-    from grader.spec import references
+    from grader.authoring import building
 
     names = args.assignments or list(registry.assignments())
     failed = 0
     for name in names:
         assignment = registry.get(name)
         if args.action == "build":
-            hidden, public = references.build(assignment)
+            hidden, public = building.build(assignment)
             out.write(f"{name}: wrote {hidden} and {public}\n")
             continue
-        problems = references.verify(assignment)
+        problems = building.verify(assignment)
         for problem in problems:
             out.write(f"{name}: {problem}\n")
         if not problems:

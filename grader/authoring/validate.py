@@ -10,7 +10,7 @@
 - a misconception that equals the reference on every case;
 - a case whose note claims what its inputs do not exercise (`CLAIMS`).
 
-The solution runs in the sandbox (`references.compute`); the misconceptions, trusted code of
+The solution runs in the sandbox (`building.compute`); the misconceptions, trusted code of
 the declaration, run here, as diagnosis runs them.
 """
 
@@ -25,13 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.authoring import fairness
+from grader.authoring import building, fairness
 from grader.authoring.files import notebook_python, signatures
-from grader.authoring.layout import Layout
 from grader.errors import ReferencesError
 from grader.model import Assignment, Case, Exercise, Inputs
 from grader.pipeline import diagnose
-from grader.spec import references
+from grader.spec.layout import Layout
 from grader.spec.references import Outputs
 
 LARGE = 50.0
@@ -128,11 +127,11 @@ def _code(path: Path) -> str:
     return notebook_python(json.loads(text)) if path.suffix == ".ipynb" else text
 
 
-def reference_problems(assignment: Assignment, fresh: dict[tuple[str, str], Outputs]
-                       ) -> list[Problem]:
+def reference_problems(assignment: Assignment, fresh: dict[tuple[str, str], Outputs],
+                       layout: Layout | None = None) -> list[Problem]:
     """References missing, stale, or different from what the solution computes now (each
     message names the file)."""
-    return [Problem("", problem) for problem in references.verify(assignment, fresh)]
+    return [Problem("", problem) for problem in building.verify(assignment, fresh, layout)]
 
 
 def _outputs(exercise: Exercise, case: Case) -> list[Outputs | None]:
@@ -218,10 +217,10 @@ def problems(assignment: Assignment, layout: Layout | None = None) -> list[Probl
     layout = layout or Layout.current()
     found = signature_problems(assignment, layout)
     try:
-        fresh = references.compute(assignment, layout.solution(assignment.name))
+        fresh = building.compute(assignment, layout.solution(assignment.name))
     except ReferencesError as exc:
         return [*found, Problem(assignment.name, str(exc))]
-    found += reference_problems(assignment, fresh)
+    found += reference_problems(assignment, fresh, layout)
     for exercise in assignment.exercises:
         found += note_problems(exercise)
         if not exercise.provided:
