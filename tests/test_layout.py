@@ -183,3 +183,10 @@ def test_the_scan_finds_a_read_anywhere(tmp_path):
         ("sneaky.py", "B.c"): {"GRADER_SOLUTIONS", "GRADER_X"},
         ("sneaky.py", "d"): {"GRADER_AUTOGRADER_ROOT"},
         ("sneaky.py", "e"): {"GRADER_LIMITS"}}
+
+
+def test_the_project_named_relatively_needs_no_variable(monkeypatch):
+    monkeypatch.chdir(PROJECT)
+    assert Layout(Path(".")).environment() == {}
+    monkeypatch.chdir(PROJECT / "solutions")
+    assert Layout(Path("..")).environment() == {}

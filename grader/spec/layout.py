@@ -93,11 +93,12 @@ class Layout:
         defaults = {ENV_SOLUTIONS: PROJECT_DIR / "solutions",
                     ENV_REFERENCES: self.solutions / "references",
                     ENV_PUBLIC: PACKAGE_DIR / "spec" / "public", ENV_AUTOGRADER: AUTOGRADER}
-        values = {ENV_ASSIGNMENTS: os.pathsep.join(map(str, self.declaration_folders)),
-                  ENV_SOLUTIONS: self.solutions, ENV_REFERENCES: self.hidden_references,
+        values = {ENV_SOLUTIONS: self.solutions, ENV_REFERENCES: self.hidden_references,
                   ENV_PUBLIC: self.public_references, ENV_AUTOGRADER: self.autograder}
-        return {name: str(value) for name, value in values.items()
-                if value and value != defaults.get(name)}
+        written = {ENV_ASSIGNMENTS: os.pathsep.join(map(str, self.declaration_folders))}
+        written.update((name, str(value)) for name, value in values.items()
+                       if not _same(value, defaults[name]))
+        return {name: value for name, value in written.items() if value}
 
     @property
     def is_project(self) -> bool:
@@ -137,3 +138,8 @@ class Layout:
     def notebooks(self, name: str, parts: tuple[str, ...] = ()) -> tuple[Path, ...]:
         """The student's notebooks: the parts the exercises name, else `<name>.ipynb`."""
         return tuple(self.exercises / part for part in dict.fromkeys(parts or (f"{name}.ipynb",)))
+
+
+def _same(path: Path, other: Path) -> bool:
+    """Whether two paths name one folder (`grade assign --out .` in the project)."""
+    return path == other or path.resolve() == other.resolve()
