@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from grader import cli
-from grader.authoring import master, skeleton
-from grader.authoring.layout import Layout
+from grader.authoring import building, master, skeleton
 from grader.errors import SpecError
 from grader.spec import references, registry
+from grader.spec.layout import Layout
 
 CONFIG = '''# ASSIGNMENT CONFIG
 assignment = "relu_unit"
@@ -161,7 +161,7 @@ def test_the_references_come_from_the_solution_and_agree(course, monkeypatch):
     for name, value in layout.environment().items():
         monkeypatch.setenv(name, value)
     assignment = registry.get("relu_unit")
-    assert references.verify(assignment) == []
+    assert building.verify(assignment) == []
     stored = references.load(assignment)
     pre, post = stored.get("dense", "notebook-example")
     np.testing.assert_array_equal(pre, [[-2.5]])
@@ -195,7 +195,7 @@ def test_rerunning_after_an_edit_updates_files_and_references(course, monkeypatc
     assert f"{declaration}: the declaration, kept: you have edited it" in out
     assert "seed=7" in declaration.read_text()
     registry.assignments.cache_clear()
-    assert references.verify(registry.get("relu_unit")) == []
+    assert building.verify(registry.get("relu_unit")) == []
 
 
 def test_config_in_the_notebook_metadata(tmp_path):

@@ -1,4 +1,5 @@
-"""Stored references agree with solutions/, keep hidden cases out of the package, cover edges."""
+"""Stored references agree with solutions/, keep hidden cases out of the package, cover edges;
+building them (`grader.authoring.building`) writes where the layout says."""
 
 from __future__ import annotations
 
@@ -7,16 +8,18 @@ import shutil
 import numpy as np
 import pytest
 
+from grader.authoring import building
 from grader.errors import ReferencesError
 from grader.model import Visibility
 from grader.spec import references, registry
+from grader.spec.layout import ENV_PUBLIC, ENV_REFERENCES, ENV_SOLUTIONS, Layout
 
 NAMES = sorted(registry.assignments())
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_stored_references_match_the_solutions(name):
-    assert references.verify(registry.get(name)) == []
+    assert building.verify(registry.get(name)) == []
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -30,7 +33,7 @@ def test_hidden_file_has_every_case_and_public_file_only_public_ones(name):
     assert set(hidden.outputs) == every
     assert set(public.outputs) == shown
     assert 0 < len(shown) < len(every)
-    assert hidden.solution_sha256 == references.file_sha256(references.solution_file(name))
+    assert hidden.solution_sha256 == references.file_sha256(Layout.current().solution(name))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -41,30 +44,30 @@ def test_every_exercise_has_public_and_hidden_cases(name):
 
 
 def test_a_changed_solution_is_caught(tmp_path, monkeypatch):
-    shutil.copytree(references.solutions_dir(), tmp_path / "solutions")
-    monkeypatch.setenv(references.ENV_SOLUTIONS, str(tmp_path / "solutions"))
+    shutil.copytree(Layout.current().solutions, tmp_path / "solutions")
+    monkeypatch.setenv(ENV_SOLUTIONS, str(tmp_path / "solutions"))
     path = tmp_path / "solutions" / "udl_attention.py"
     # A solution that forgets to scale: its outputs and its hash both change.
     path.write_text(path.read_text().replace("np.sqrt(omega_q.shape[0])", "1.0"))
-    problems = references.verify(registry.get("udl_attention"))
+    problems = building.verify(registry.get("udl_attention"))
     assert any("built from another version" in p for p in problems)
     assert any("scaled_dot_product_self_attention/five-tokens differs" in p for p in problems)
     assert not any("softmax/vector differs" in p for p in problems)
 
 
 def test_rebuilding_makes_them_agree_again(tmp_path, monkeypatch):
-    shutil.copytree(references.solutions_dir(), tmp_path / "solutions")
-    monkeypatch.setenv(references.ENV_SOLUTIONS, str(tmp_path / "solutions"))
-    monkeypatch.setattr(references, "PACKAGE_DIR", tmp_path / "pkg")
+    shutil.copytree(Layout.current().solutions, tmp_path / "solutions")
+    monkeypatch.setenv(ENV_SOLUTIONS, str(tmp_path / "solutions"))
+    monkeypatch.setenv(ENV_PUBLIC, str(tmp_path / "public"))
     assignment = registry.get("attention_basics")
-    hidden, public = references.build(assignment)
-    assert hidden.parent == tmp_path / "solutions" / "references"
-    assert public.parent == tmp_path / "pkg" / "references"
-    assert references.verify(assignment) == []
+    hidden, public = building.build(assignment)
+    assert hidden == tmp_path / "solutions" / "references" / "attention_basics.npz"
+    assert public == tmp_path / "public" / "attention_basics.npz"
+    assert building.verify(assignment) == []
 
 
 def test_missing_reference_file_names_the_fix(tmp_path, monkeypatch):
-    monkeypatch.setenv(references.ENV_REFERENCES, str(tmp_path))
+    monkeypatch.setenv(ENV_REFERENCES, str(tmp_path))
     with pytest.raises(ReferencesError, match="run `grade references build udl_attention`"):
         references.load(registry.get("udl_attention"))
 

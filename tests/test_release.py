@@ -29,11 +29,11 @@ import pytest
 
 from grader import cli, selfcheck
 from grader.authoring import release
-from grader.authoring.layout import Layout
 from grader.errors import SpecError, UsageError
 from grader.model import Assignment, Visibility
 from grader.spec import checkfile as released
 from grader.spec import references, registry
+from grader.spec.layout import Layout
 from tests import leakscan
 
 NAMES = sorted(registry.assignments())

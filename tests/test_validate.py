@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from grader import cli
-from grader.authoring import validate
-from grader.spec import references, registry
+from grader.authoring import building, validate
+from grader.spec import layout, registry
 
 SOLUTION = '''import numpy as np
 
@@ -66,12 +66,12 @@ def write_course(root: Path, monkeypatch, cases: str = CASES, mistakes: str = MI
                 "cells": [{"cell_type": "code", "id": "a", "metadata": {}, "outputs": [],
                            "execution_count": None, "source": stub + '\ncheck("softmax")\n'}]}
     (root / "exercises" / "unit.ipynb").write_text(json.dumps(notebook))
-    monkeypatch.setenv(registry.ENV_FOLDERS, str(root / "assignments"))
-    monkeypatch.setenv(references.ENV_SOLUTIONS, str(root / "solutions"))
-    monkeypatch.setenv(references.ENV_PUBLIC, str(root / "references"))
+    monkeypatch.setenv(layout.ENV_ASSIGNMENTS, str(root / "assignments"))
+    monkeypatch.setenv(layout.ENV_SOLUTIONS, str(root / "solutions"))
+    monkeypatch.setenv(layout.ENV_PUBLIC, str(root / "references"))
     registry.assignments.cache_clear()
     if build:
-        references.build(registry.get("unit"))
+        building.build(registry.get("unit"))
     return root
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from grader.authoring.layout import Layout
 from grader.spec import registry
+from grader.spec.layout import Layout
 from tests import test_release
 from tests.conftest import ROOT
 

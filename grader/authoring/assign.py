@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.authoring import calls, files, leaks, master, skeleton
-from grader.authoring.layout import Layout
+from grader.authoring import building, calls, files, leaks, master, skeleton
 from grader.errors import SpecError
-from grader.spec import references, registry
+from grader.spec import registry
+from grader.spec.layout import Layout
 
 
 @dataclass(frozen=True)
@@ -79,8 +79,7 @@ def assign(path: Path, out: Path) -> list[Written]:
         raise SpecError(f"{declaration}: declares {sorted(declared)}, but the master grades "
                         f"{sorted(graded)}; make them agree (or delete the declaration to get "
                         "a new skeleton)")
-    hidden, public = references.build(assignment, layout.solution(name), layout.hidden(name),
-                                      layout.public(name))
+    hidden, public = building.build(assignment, layout)
     written += [Written(hidden, "the hidden references"),
                 Written(public, "the public references")]
     return written

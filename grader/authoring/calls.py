@@ -18,12 +18,12 @@ from typing import Any
 
 import numpy as np
 
+from grader.authoring.building import LIMITS
 from grader.authoring.master import Master
 from grader.errors import SpecError, SubmissionError
 from grader.model import Inputs, Status
 from grader.pipeline import ipython_syntax, loading
 from grader.sandbox.session import SandboxConfig, Session
-from grader.spec.references import LIMITS
 
 MAX_CALLS = 200
 RECORD = "__grade_assign_record__"

@@ -26,11 +26,11 @@ from typing import Any
 
 from grader.authoring import leaks
 from grader.authoring.files import code_sources, notebook_python, notebook_text
-from grader.authoring.layout import Layout
 from grader.errors import SpecError, UsageError
 from grader.model import Assignment
 from grader.spec import checkfile as released
 from grader.spec import references
+from grader.spec.layout import ENV_SOLUTIONS, Layout
 
 FIX = ("remove it: students get no solution in any cell, attachment, output or metadata "
        "(release the stubs that `grade assign` writes)")
@@ -171,5 +171,5 @@ def _solution_lines(assignment: Assignment, layout: Layout,
     except OSError as exc:
         raise SpecError(f"{solution}: cannot be read ({exc.strerror}); release looks for "
                         "every line of the solution in what it writes: run `grade assign`, "
-                        f"or set {references.ENV_SOLUTIONS}") from None
+                        f"or set {ENV_SOLUTIONS}") from None
     return leaks.solution_lines(text, stubs)

@@ -10,7 +10,7 @@
 - a misconception that equals the reference on every case;
 - a case whose note claims what its inputs do not exercise (`CLAIMS`).
 
-The solution runs in the sandbox (`references.compute`); the misconceptions, trusted code of
+The solution runs in the sandbox (`building.compute`); the misconceptions, trusted code of
 the declaration, run here, as diagnosis runs them.
 """
 
@@ -24,13 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.authoring import fairness
+from grader.authoring import building, fairness
 from grader.authoring.files import notebook_python, signatures
-from grader.authoring.layout import Layout
 from grader.errors import ReferencesError, SpecError, SubmissionError
 from grader.model import Assignment, Case, Exercise, Inputs
 from grader.pipeline import diagnose, notebooks
-from grader.spec import references
+from grader.spec.layout import Layout
 from grader.spec.references import Outputs
 
 LARGE = 50.0
@@ -134,11 +133,11 @@ def _code(path: Path) -> str:
         raise SpecError(exc.message) from None
 
 
-def reference_problems(assignment: Assignment, fresh: dict[tuple[str, str], Outputs]
-                       ) -> list[Problem]:
+def reference_problems(assignment: Assignment, fresh: dict[tuple[str, str], Outputs],
+                       layout: Layout | None = None) -> list[Problem]:
     """References missing, stale, or different from what the solution computes now (each
     message names the file)."""
-    return [Problem("", problem) for problem in references.verify(assignment, fresh)]
+    return [Problem("", problem) for problem in building.verify(assignment, fresh, layout)]
 
 
 def _outputs(exercise: Exercise, case: Case) -> list[Outputs | None]:
@@ -224,10 +223,10 @@ def problems(assignment: Assignment, layout: Layout | None = None) -> list[Probl
     layout = layout or Layout.current()
     found = signature_problems(assignment, layout)
     try:
-        fresh = references.compute(assignment, layout.solution(assignment.name))
+        fresh = building.compute(assignment, layout.solution(assignment.name))
     except ReferencesError as exc:
         return [*found, Problem(assignment.name, str(exc))]
-    found += reference_problems(assignment, fresh)
+    found += reference_problems(assignment, fresh, layout)
     for exercise in assignment.exercises:
         found += note_problems(exercise)
         if not exercise.provided:

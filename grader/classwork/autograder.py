@@ -9,7 +9,6 @@ the grader) and `run_autograder` (runs `grade gradescope run`). Gradescope unpac
 from __future__ import annotations
 
 import json
-import os
 import zipfile
 from dataclasses import replace
 from pathlib import Path
@@ -19,9 +18,9 @@ from grader.model import Assignment, Result
 from grader.pipeline import grading, submissions
 from grader.report import gradescope_results
 from grader.sandbox import isolation
-from grader.spec import references
+from grader.spec.layout import ENV_AUTOGRADER, PACKAGE_DIR, Layout
 
-ROOT_ENV = "GRADER_AUTOGRADER_ROOT"
+ROOT_ENV = ENV_AUTOGRADER
 SETUP = """#!/usr/bin/env bash
 # Installs attention-grader and what the assignment needs (run once by Gradescope).
 set -euo pipefail
@@ -42,14 +41,14 @@ exec python3 -m grader gradescope run --assignment {assignment}
 
 def autograder_root() -> Path:
     """/autograder, or where GRADER_AUTOGRADER_ROOT says."""
-    return Path(os.environ.get(ROOT_ENV) or "/autograder")
+    return Layout.from_environment().autograder
 
 
 def build(assignment: Assignment, target: Path) -> list[str]:
     """Write the bundle; return the names it holds."""
-    package = references.PACKAGE_DIR
+    package = PACKAGE_DIR
     project = package.parent
-    hidden = references.hidden_path(assignment.name)
+    hidden = Layout.from_environment().hidden(assignment.name)
     if not hidden.is_file():
         raise UsageError(f"{hidden}: no hidden references for {assignment.name}; run "
                          f"`grade references build {assignment.name}` first")

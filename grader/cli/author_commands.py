@@ -28,17 +28,17 @@ def cmd_list(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_references(args: argparse.Namespace, out: TextIO) -> int:
     """`grade references build|verify`: exit 1 when stored references no longer match."""
-    from grader.spec import references
+    from grader.authoring import building
 
     names = args.assignments or list(registry.assignments())
     failed = 0
     for name in names:
         assignment = registry.get(name)
         if args.action == "build":
-            hidden, public = references.build(assignment)
+            hidden, public = building.build(assignment)
             out.write(f"{name}: wrote {hidden} and {public}\n")
             continue
-        problems = references.verify(assignment)
+        problems = building.verify(assignment)
         for problem in problems:
             out.write(f"{name}: {problem}\n")
         if not problems:
@@ -50,7 +50,7 @@ def cmd_references(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_assign(args: argparse.Namespace, out: TextIO) -> int:
     """`grade assign`: every file of an assignment, from a master notebook."""
     from grader.authoring import assign
-    from grader.authoring.layout import Layout
+    from grader.spec.layout import Layout
 
     for written in assign.assign(Path(args.master), Path(args.out)):
         out.write(f"{written.path}: {written.what}\n")

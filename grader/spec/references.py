@@ -1,11 +1,11 @@
-"""Reference outputs: computed from `solutions/`, stored with the hash of the code that made them.
+"""Reference outputs as stored: written and read with the hash of the solution that made them.
 
-Two files per assignment:
+Two files per assignment, where the `Layout` says (`grader.spec.layout`):
 - hidden: `solutions/references/<name>.npz`, every case; it stays with the instructor's solutions.
 - public: `grader/spec/public/<name>.npz`, public cases only; it ships in the package for `check()`.
 
-The solution runs in the sandbox, as a submission does (`compute`): never in this process, so
-that a solution made from an instructor's notebook (`grade assign`) cannot touch the grader.
+Computing them (running the solution in the sandbox) is authoring's job:
+`grader.authoring.building`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,18 +20,11 @@ from types import ModuleType
 
 import numpy as np
 
-from grader.errors import ReferencesError, SubmissionError
-from grader.model import Assignment, Status, Visibility
-from grader.pipeline import loading
-from grader.sandbox.limits import Limits
+from grader.errors import ReferencesError
+from grader.model import Assignment, Visibility
+from grader.spec.layout import ENV_SOLUTIONS, Layout
 
 SCHEMA = "grader.references/1"
-PACKAGE_DIR = Path(__file__).resolve().parents[1]
-ENV_SOLUTIONS = "GRADER_SOLUTIONS"
-ENV_REFERENCES = "GRADER_REFERENCES"
-ENV_PUBLIC = "GRADER_PUBLIC_REFERENCES"
-# A solution is trusted to finish, not to be quick: torch builds a model per case.
-LIMITS = Limits(cell_timeout=120.0, call_timeout=120.0, submission_timeout=3600.0)
 
 Outputs = tuple[np.ndarray, ...]
 
@@ -61,26 +53,25 @@ class References:
 
 
 def solutions_dir() -> Path:
-    """Folder of the reference solutions (`$GRADER_SOLUTIONS`, else the project's `solutions/`)."""
-    return Path(os.environ.get(ENV_SOLUTIONS) or PACKAGE_DIR.parent / "solutions")
+    """Folder of the reference solutions (the current `Layout`'s: `$GRADER_SOLUTIONS`, else
+    the project's `solutions/`)."""
+    return Layout.from_environment().solutions
 
 
 def hidden_path(name: str) -> Path:
     """File of all references of an assignment (`$GRADER_REFERENCES` overrides its folder)."""
-    folder = os.environ.get(ENV_REFERENCES) or solutions_dir() / "references"
-    return Path(folder) / f"{name}.npz"
+    return Layout.from_environment().hidden(name)
 
 
 def public_path(name: str) -> Path:
     """File of the public references, shipped inside the package (`$GRADER_PUBLIC_REFERENCES`
     names another folder, for an assignment declared outside the package)."""
-    folder = os.environ.get(ENV_PUBLIC) or PACKAGE_DIR / "spec" / "public"
-    return Path(folder) / f"{name}.npz"
+    return Layout.from_environment().public(name)
 
 
 def solution_file(name: str) -> Path:
     """The reference solution module of an assignment."""
-    return solutions_dir() / f"{name}.py"
+    return Layout.from_environment().solution(name)
 
 
 def file_sha256(path: Path) -> str:
@@ -106,44 +97,9 @@ def as_outputs(value: object, count: int) -> Outputs:
     return tuple(np.asarray(item, dtype=np.float64) for item in items)
 
 
-def compute(assignment: Assignment, solution: Path | None = None
-            ) -> dict[tuple[str, str], Outputs]:
-    """Run the solution on every case's inputs, in the sandbox, as a submission is run."""
-    path = solution or solution_file(assignment.name)
-    fix = "fix the solution (or the case's declaration)"
-    if not path.is_file():
-        raise ReferencesError(f"{path}: no solution file; write it, or set {ENV_SOLUTIONS}")
-    try:
-        module = loading.load(path, LIMITS)
-    except SubmissionError as exc:
-        raise ReferencesError(exc.message) from None
-    # Here, not at the top: the students' check() reads references and never runs a sandbox.
-    from grader.sandbox.session import SandboxConfig, Session
-
-    outputs: dict[tuple[str, str], Outputs] = {}
-    with Session(SandboxConfig(LIMITS, assignment.requires, "solution")) as session:
-        for cell in session.run(module):
-            if cell.status not in (Status.OK, Status.SKIPPED):
-                raise ReferencesError(f"{path}: {cell.message}; fix the solution")
-        for exercise in assignment.exercises:
-            for case in exercise.cases:
-                where = f"{path}: {exercise.name}/{case.name}"
-                outcome = session.call(exercise.name, exercise.kind, case.inputs(),
-                                       dict(case.init_kwargs), exercise.tensors)
-                if outcome.status is not Status.PASSED:
-                    raise ReferencesError(f"{where}: {outcome.message}; {fix}")
-                try:
-                    outputs[(exercise.name, case.name)] = as_outputs(
-                        outcome.value, len(exercise.outputs))
-                except (TypeError, ValueError):
-                    raise ReferencesError(f"{where}: returned something that is not "
-                                          f"{len(exercise.outputs)} array(s) of numbers; "
-                                          f"{fix}") from None
-    return outputs
-
-
-def _write(path: Path, assignment: Assignment, sha: str,
-           outputs: Mapping[tuple[str, str], Outputs]) -> None:
+def write(path: Path, assignment: Assignment, sha: str,
+          outputs: Mapping[tuple[str, str], Outputs]) -> None:
+    """Store outputs computed from the solution whose hash is `sha`, as `read` reads them."""
     arrays = {f"{ex}/{case}/{i}": array
               for (ex, case), values in outputs.items() for i, array in enumerate(values)}
     meta = {"schema": SCHEMA, "assignment": assignment.name, "solution_sha256": sha,
@@ -153,24 +109,8 @@ def _write(path: Path, assignment: Assignment, sha: str,
     np.savez_compressed(path, **arrays)  # type: ignore[arg-type]
 
 
-def build(assignment: Assignment, solution: Path | None = None, hidden: Path | None = None,
-          shipped: Path | None = None) -> tuple[Path, Path]:
-    """Recompute and store the hidden and public references; return both paths (by default
-    where grading looks for them; `grade assign` names the files of its own folder)."""
-    solution = solution or solution_file(assignment.name)
-    outputs = compute(assignment, solution)
-    sha = file_sha256(solution)
-    public = {key: value for key, value in outputs.items()
-              if assignment.exercise(key[0]).case(key[1]).visibility is Visibility.PUBLIC}
-    hidden = hidden or hidden_path(assignment.name)
-    shipped = shipped or public_path(assignment.name)
-    _write(hidden, assignment, sha, outputs)
-    _write(shipped, assignment, sha, public)
-    return hidden, shipped
-
-
 def read(path: Path, name: str) -> References:
-    """Load a references file written by `build`."""
+    """Load a references file written by `write`."""
     if not path.is_file():
         raise ReferencesError(f"{path}: no references for {name}; "
                               f"run `grade references build {name}`")
@@ -225,45 +165,3 @@ def ready(assignment: Assignment, public_only: bool = False) -> References:
         raise ReferencesError(f"{stored.path}: stale, built from another version of "
                               f"{solution}; {rebuild}")
     return stored
-
-
-def verify(assignment: Assignment,
-           fresh: Mapping[tuple[str, str], Outputs] | None = None) -> list[str]:
-    """What no longer agrees between the stored references and `solutions/`; empty when all do.
-    `fresh` is what `compute` returned, when the caller has it."""
-    problems = []
-    solution = solution_file(assignment.name)
-    if not solution.is_file():
-        return [f"{solution}: no solution file; write it, or set {ENV_SOLUTIONS}"]
-    sha = file_sha256(solution)
-    if fresh is None:
-        try:
-            fresh = compute(assignment, solution)
-        except ReferencesError as exc:
-            return [str(exc)]
-    rebuild = f"run `grade references build {assignment.name}`"
-    for path, public_only in ((hidden_path(assignment.name), False),
-                              (public_path(assignment.name), True)):
-        try:
-            stored = read(path, assignment.name)
-        except ReferencesError as exc:
-            problems.append(str(exc))
-            continue
-        if stored.solution_sha256 != sha:
-            problems.append(f"{path}: stale, built from another version of {solution}; "
-                            f"{rebuild}")
-        if public_only:
-            problems += [f"{path}: holds {name}, which is not a public case: it ships to "
-                         f"students with the package; {rebuild}"
-                         for name in not_public(assignment, stored)]
-        for (exercise, case), outputs in fresh.items():
-            spec = assignment.exercise(exercise).case(case)
-            if public_only and spec.visibility is not Visibility.PUBLIC:
-                continue
-            old = stored.outputs.get((exercise, case))
-            if old is None or len(old) != len(outputs) or not all(
-                    a.shape == b.shape and np.allclose(a, b, rtol=spec.rtol, atol=spec.atol)
-                    for a, b in zip(old, outputs, strict=True)):
-                problems.append(f"{path}: {exercise}/{case} differs from what the solution "
-                                f"computes; {rebuild}")
-    return problems

@@ -2,7 +2,8 @@
 
 Assignments come from the modules of `grader.assignments`, from the entry-point group
 `attention_grader.assignments` (an instructor's own package), and from `*.py` declarations in
-the folders named by the environment variable `GRADER_ASSIGNMENTS` (separated by `os.pathsep`).
+the folders named by the environment variable `GRADER_ASSIGNMENTS` (separated by `os.pathsep`;
+the `Layout`'s `declaration_folders`).
 Each such module defines `ASSIGNMENT = Assignment(...)`.
 """
 
@@ -11,7 +12,6 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
-import os
 import pkgutil
 from datetime import datetime
 from functools import cache
@@ -22,9 +22,10 @@ from types import ModuleType
 from grader import assignments as builtin
 from grader.errors import SpecError, UsageError
 from grader.model import Assignment
+from grader.spec.layout import ENV_ASSIGNMENTS, Layout
 
 ENTRY_POINT_GROUP = "attention_grader.assignments"
-ENV_FOLDERS = "GRADER_ASSIGNMENTS"
+ENV_FOLDERS = ENV_ASSIGNMENTS
 
 
 def _from_module(module: ModuleType, origin: str) -> Assignment:
@@ -88,8 +89,8 @@ def assignments() -> dict[str, Assignment]:
             found.append((_from_module(module, module.__name__), module.__name__))
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         found.append((entry.load(), f"entry point {entry.name}"))
-    for folder in filter(None, os.environ.get(ENV_FOLDERS, "").split(os.pathsep)):
-        for path in sorted(Path(folder).glob("*.py")):
+    for folder in Layout.from_environment().declaration_folders:
+        for path in sorted(folder.glob("*.py")):
             found.append((_from_file(path), str(path)))
     registry: dict[str, Assignment] = {}
     for assignment, origin in found:
