@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -225,3 +226,68 @@ def test_the_books_two_notebooks_untouched_score_nothing_and_say_not_written_yet
     # Nothing scores anywhere: each function is taken from the file that defines it.
     assert came_from["multihead_scaled_self_attention"] == str(second)
     assert came_from["self_attention"] == str(first)
+
+
+def _same_view(document: dict) -> dict:
+    """A result's JSON without what names or times the run: what a student is told."""
+    kept = {key: value for key, value in document.items()
+            if key not in ("submission", "files", "duration_s", "sha256", "worker")}
+    kept["exercises"] = [{key: value for key, value in exercise.items() if key != "file"}
+                         for exercise in document["exercises"]]
+    kept["cells"] = [{key: value for key, value in cell.items() if key != "file"}
+                     for cell in document["cells"]]
+    for file in document["files"]:  # the output's headings name each file as it was found
+        kept["output"] = kept["output"].replace(f"--- {file}\n", f"--- {Path(file).name}\n")
+    return kept
+
+
+def test_grade_run_a_batch_and_gradescope_grade_one_students_files_alike(
+        parts, tmp_path, monkeypatch):
+    """One function grades a student's files (`grading.grade_files`); the three ways in
+    agree on everything the student is told."""
+    from grader import result_json
+    from grader.classwork import autograder
+
+    run_json = tmp_path / "run.json"
+    assert cli.run(["run", "--assignment", "udl_attention", *map(str, parts), "--json",
+                    str(run_json)], io.StringIO(), io.StringIO()) == 0
+    by_run = json.loads(run_json.read_text())
+    folder = tmp_path / "class" / "alice"
+    folder.mkdir(parents=True)
+    for path in parts:
+        shutil.copy(path, folder / path.name)
+    out = tmp_path / "graded"
+    assert cli.run(["batch", str(folder.parent), "--assignment", "udl_attention", "--out",
+                    str(out)], io.StringIO(), io.StringIO()) == 0
+    by_batch = json.loads((out / "results" / "alice" / "udl_attention.json").read_text())
+    root = tmp_path / "autograder"
+    (root / "submission").mkdir(parents=True)
+    for path in parts:
+        shutil.copy(path, root / "submission" / path.name)
+    monkeypatch.setenv(autograder.ROOT_ENV, str(root))
+    by_gradescope = result_json.to_dict(autograder.run(UDL, grading.Options()))
+    assert by_run["score"] == 10.0
+    assert _same_view(by_batch) == _same_view(by_run) == _same_view(by_gradescope)
+    assert by_batch["files"] == ["alice/12_1_Self_Attention.ipynb",
+                                 "alice/12_2_Multihead_Self_Attention.ipynb"]
+
+
+def test_grade_run_keeps_the_other_file_when_the_grader_fails_on_one(
+        parts, tmp_path, monkeypatch):
+    """A file the grader itself fails on is that file's error, as in a batch: the other file
+    still counts, and the JSON is written."""
+    real = grading.grade
+
+    def failing(path, *args, **kwargs):
+        if path == parts[1]:
+            raise RuntimeError("a bug of ours")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(grading, "grade", failing)
+    target = tmp_path / "r.json"
+    code = cli.run(["run", "--assignment", "udl_attention", *map(str, parts), "--json",
+                    str(target)], io.StringIO(), io.StringIO())
+    document = json.loads(target.read_text())
+    assert (code, document["status"], document["score"]) == (0, "graded", ALONE["12_1"])
+    assert document["files"] == [str(path) for path in parts]
+    assert f"{parts[1]}: could not be graded (a bug of ours)" in json.dumps(document["cells"])

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from grader.errors import IsolationError
 from grader.model import Assignment, Result
 from grader.pipeline import combine, grading
 from grader.report import html, markdown
@@ -63,25 +62,12 @@ class Graded:
 
 def grade_job(job: Job, assignment: Assignment, options: grading.Options,
               stored: references.References, copies: Sequence[Path] = ()) -> Graded:
-    """Grade one student's files as one submission. `copies` are where a Dask worker wrote
-    the files' bytes; the result names the files as the batch found them all the same."""
-    results = []
-    for index, (path, relative, sha256) in enumerate(
-            zip(job.paths, job.names, job.hashes, strict=True)):
-        graded = copies[index] if copies else path
-        try:
-            result = grading.grade(graded, assignment, options, stored)
-        except IsolationError:
-            raise  # the machine, not the submission: no other one can be graded either
-        except Exception as exc:  # one bad submission never stops the class; graded next run
-            result = grading.failed_result(assignment, str(path),
-                                           f"{path}: could not be graded ({exc})",
-                                           grader_failed=True)
-        if result.error and graded != path:
-            result = replace(result, error=result.error.replace(str(graded), str(path)))
-        # Record the name and hash the batch saw, so that a rerun recognises the file.
-        results.append(replace(result, submission=relative, sha256=sha256))
-    return Graded.of(combine.best_of(assignment, results))
+    """Grade one student's files as one submission (`grading.grade_files`), recorded under
+    the names and hashes the batch found; `copies` are where a Dask worker wrote them."""
+    result = grading.grade_files(job.paths, assignment, options, stored,
+                                 recorded=tuple(zip(job.names, job.hashes, strict=True)),
+                                 copies=copies)
+    return Graded.of(result)
 
 
 class Pool(Protocol):

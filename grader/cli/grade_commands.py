@@ -62,8 +62,7 @@ def _grade_each(args: argparse.Namespace, plan: list[tuple[Path, str | None]],
                 how: Options, out: TextIO, color: bool, results: list[Result]) -> None:
     for name, group in _students(plan, args.each):
         assignment = registry.get(name)
-        result = (grading.grade(group[0], assignment, how) if len(group) == 1
-                  else grading.grade_files(group, assignment, how))
+        result = grading.grade_files(group, assignment, how)
         results.append(result)
         out.write(terminal.render(result, color=color, verbose=args.verbose))
         if getattr(args, "instructor", False) and result.hidden_output:

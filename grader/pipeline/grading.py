@@ -175,15 +175,42 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None,
 
 
 def grade_files(paths: Sequence[Path], assignment: Assignment, options: Options | None = None,
-                stored: references.References | None = None) -> Result:
-    """Grade one student's files for one assignment (the book's two notebooks, say): each
-    file on its own, then each exercise from the file where it scores best."""
+                stored: references.References | None = None, *,
+                recorded: Sequence[tuple[str, str]] = (),
+                copies: Sequence[Path] = ()) -> Result:
+    """Grade one student's files for one assignment (one file, or the book's two notebooks):
+    each file on its own, then each exercise from the file where it scores best. The one way
+    a student's work is graded: `grade run`, a batch (in a thread or on a Dask worker) and
+    Gradescope all come here.
+
+    `recorded` is the (name, hash) each file is recorded under (a batch: its path under the
+    submissions folder and the hash it saw, so that a rerun recognises it); `copies` are where
+    a Dask worker wrote the files' bytes, graded in their place. A file the grader fails on
+    is that file's error in the result, never an exception that loses the others, except
+    when the machine cannot isolate student code at all (IsolationError).
+    """
     options = options or Options()
     if stored is None:
         stored = ready(assignment, options)
+    results = []
     with zygote.kept():  # one zygote for every file
-        return combine.best_of(assignment, [grade(path, assignment, options, stored)
-                                            for path in paths])
+        for index, path in enumerate(paths):
+            graded = copies[index] if copies else path
+            try:
+                result = grade(graded, assignment, options, stored)
+            except IsolationError:
+                raise  # the machine, not the submission: no other one can be graded either
+            except Exception as exc:  # graded again next time; never stops a class
+                result = failed_result(assignment, str(path),
+                                       f"{path}: could not be graded ({exc})",
+                                       public_only=options.public_only, grader_failed=True)
+            if result.error and graded != path:
+                result = replace(result, error=result.error.replace(str(graded), str(path)))
+            if recorded:
+                name, sha256 = recorded[index]
+                result = replace(result, submission=name, sha256=sha256)
+            results.append(result)
+    return combine.best_of(assignment, results)
 
 
 def _located(results: tuple[CellResult, ...], submission: Submission
