@@ -49,8 +49,8 @@ from grader.sandbox.limits import CappedOutput, Limits
 from grader.sandbox.resources import Extra, Resources
 from grader.sandbox.transport import (
     MAX_REPLY_BYTES,
-    Worker,
     WorkerLost,
+    WorkerStart,
     exchange,
     lost_by_exit,
 )
@@ -126,7 +126,7 @@ class KernelTransport:
     link is never followed. The connection file and the kernel spec are written before the
     kernel starts, the spec in a folder only the grader can reach."""
 
-    worker = Worker.KERNEL
+    worker = WorkerStart.KERNEL
     started = "started as an IPython kernel (--engine kernel)"
 
     def __init__(self, limits: Limits, output: CappedOutput) -> None:
