@@ -276,7 +276,7 @@ def test_killing_the_grader_kills_the_student_code_too(tmp_path):
                               stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not any(
-            "grader.sandbox.inside.worker" in _cmdline(pid) and _cpu_seconds(pid) > 0.5
+            "grader.sandbox.inside.startup" in _cmdline(pid) and _cpu_seconds(pid) > 0.5
             for pid in processes() - before):
         time.sleep(0.1)  # until the worker is inside the endless loop
     assert time.monotonic() < deadline

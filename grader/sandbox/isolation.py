@@ -55,7 +55,7 @@ PACKAGE_ENTRIES = ("__init__.py", "sandbox/__init__.py", "sandbox/inside")
 # -I: ignore PYTHON* variables, the user's site-packages and the current folder. The worker
 # imports the very grader that started it, even beside another installed copy.
 BOOT = ("import sys; sys.path.insert(0, {parent!r}); "
-        "from grader.sandbox.inside.worker import {entry}; {entry}()")
+        "from grader.sandbox.inside.{entry} import main; main()")
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "NUMEXPR_NUM_THREADS")
 # The dynamic loader and the system's shared libraries: on a multiarch system (Debian, Ubuntu)
@@ -148,11 +148,12 @@ def offered() -> Offer:
         return offer
 
 
-def command(offer: Offer, entry: str = "main") -> list[str]:
+def command(offer: Offer, entry: str = "startup") -> list[str]:
     """The worker's command line: a fresh interpreter, never a fork of the grader.
 
-    `entry` is "main" (the worker of `--engine fresh`, and of the default engine where no
-    zygote can be had) or "kernel_main" (an IPython kernel). The zygote starts the same way
+    `entry` is the module of `grader.sandbox.inside` whose `main()` it runs: "startup" (the
+    worker of `--engine fresh`, and of the default engine where no zygote can be had) or
+    "kernel_agent" (an IPython kernel). The zygote starts the same way
     (`zygote.Client`), then forks the workers it is asked for.
     """
     return [*offer.prefix, sys.executable, "-I", "-c",

@@ -3,10 +3,10 @@
 Each top-level statement runs as its own cell through nbclient, with errors allowed, so a
 failing statement is recorded and the next one runs; a statement past its time limit is
 interrupted, and a kernel that dies or will not stop is restarted and the statements before
-are replayed. Exercises are called through `worker.kernel_serve`, which forks inside the
+are replayed. Exercises are called through `kernel_agent.serve`, which forks inside the
 kernel exactly as the fast engine's worker does, and answers with the same protocol frames.
 
-A failing statement is described by the same code as in the fast engine (`worker.failure`,
+A failing statement is described by the same code as in the fast engine (`failures.failure`,
 asked for IPython's last error), so both engines give it the same message and the same line
 of its cell; a kernel that dies is described by its exit status, as the fast engine's worker.
 """
@@ -43,8 +43,8 @@ from grader.errors import SandboxError
 from grader.model import Status
 from grader.sandbox import isolation
 from grader.sandbox.inside import processes
+from grader.sandbox.inside.kernel_agent import KERNEL_CHANNEL_ENV
 from grader.sandbox.inside.protocol import Reply
-from grader.sandbox.inside.worker import KERNEL_CHANNEL_ENV
 from grader.sandbox.limits import CappedOutput, Limits
 from grader.sandbox.resources import Extra, Resources
 from grader.sandbox.transport import (
@@ -56,7 +56,7 @@ from grader.sandbox.transport import (
 )
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-SERVE = ("__import__('grader.sandbox.inside.worker', fromlist=['kernel_serve']).kernel_serve("
+SERVE = ("__import__('grader.sandbox.inside.kernel_agent', fromlist=['serve']).serve("
          "get_ipython().user_ns)")
 SERVE_END_S = 5.0
 WATCHDOG_GRACE_S = 3.0
@@ -68,11 +68,12 @@ QUEUED = 16
 KERNEL_OVERHEAD = 512 << 20
 KERNEL_THREADS = 16
 SPEC = "attention-grader"
-# Nobody reads the kernel's tracebacks (`worker.failure` describes an error), and IPython's
+# Nobody reads the kernel's tracebacks (`failures.failure` describes an error), and IPython's
 # usual ones take seconds to build for a runaway recursion: time the statement's limit counts.
 KERNEL_OPTIONS = ("--InteractiveShell.xmode=Minimal",
-                  # A shell command says it was not run, as in the fast engine (shell.in_kernel).
-                  "--IPKernelApp.exec_lines=__import__('grader.sandbox.inside.shell', "
+                  # A shell command says it was not run, as in the fast engine
+                  # (kernel_agent.in_kernel).
+                  "--IPKernelApp.exec_lines=__import__('grader.sandbox.inside.kernel_agent', "
                   "fromlist=['in_kernel']).in_kernel(get_ipython())")
 # nbclient logs every timeout and dead kernel as an error; the result reports them instead.
 _QUIET = logging.getLogger("grader.kernel")
@@ -115,9 +116,9 @@ class _Client(NotebookClient):
 
 class KernelTransport:
     """A `Transport` to an IPython kernel, confined like the fast engine's worker: the kernel
-    is started by `worker.kernel_main` in the same namespaces, private root, user and cgroup.
+    is started by `kernel_agent.main` in the same namespaces, private root, user and cgroup.
     A statement (`exec`) runs as a cell of its own; every other request is answered by
-    `worker.kernel_serve` inside the kernel, on two pipes the grader made and the kernel
+    `kernel_agent.serve` inside the kernel, on two pipes the grader made and the kernel
     inherited: the grader never opens a path the student's code can write.
 
     Jupyter's own messages use unix sockets that the kernel makes in a folder of its own,
@@ -160,7 +161,7 @@ class KernelTransport:
         env["MALLOC_ARENA_MAX"] = "2"  # one 64 MiB arena per thread would eat the memory limit
         (specs / SPEC).mkdir()
         (specs / SPEC / "kernel.json").write_text(json.dumps({
-            "argv": [*isolation.command(resources.offer, "kernel_main"), "-f",
+            "argv": [*isolation.command(resources.offer, "kernel_agent"), "-f",
                      "{connection_file}", *KERNEL_OPTIONS],
             "display_name": "attention-grader (confined)", "language": "python"}))
         manager = AsyncKernelManager(kernel_name=SPEC, transport="ipc", ip=str(shared / "socket"),
@@ -240,7 +241,7 @@ class KernelTransport:
 
     def _answer(self, header: dict[str, Any], value: Any, deadline: float,
                 limit: int = MAX_REPLY_BYTES) -> tuple[dict[str, Any], Any]:
-        """Ask `worker.kernel_serve` inside the kernel: the request goes down one pipe and
+        """Ask `kernel_agent.serve` inside the kernel: the request goes down one pipe and
         the reply comes up the other, by `deadline`, the reply within `limit` bytes of
         arrays (`transport.exchange`). The first request after a statement starts the cell
         that serves them, which answers every request until the next statement: a request

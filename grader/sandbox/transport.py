@@ -10,7 +10,7 @@ everything else (replay after a crash, restarts, `--on-error`, deadlines), the s
 - `PipeTransport(use_zygote=False)` (`--engine fresh`): a fresh interpreter per worker.
 - `kernel.KernelTransport` (`--engine kernel`): a real IPython kernel through nbclient.
 
-Every worker, however started, runs `worker.main` (or `kernel_main`) behind the same
+Every worker, however started, runs `startup.main` (or `kernel_agent.main`) behind the same
 `confine()`, limits and protocol, with the resources of its submission (`resources.py`).
 """
 
