@@ -1,9 +1,9 @@
-"""The worker's loop: the only code that runs a student's code, one request at a time.
+"""The worker's loop: it answers the grader's requests, one at a time, in the student's namespace.
 
-A `Worker` answers the grader's `protocol` requests in the student's namespace, in every
-engine: the fast engine's worker (`startup.main`, a fork of the zygote or a fresh interpreter)
-and a Jupyter kernel (`kernel_agent.serve`). It is never forked from the grader, so no
-reference value is in its memory.
+The worker is the only process that runs a student's code. A `Worker` answers the grader's
+`protocol` requests in every engine: the fast engine's worker (`startup.main`, a fork of the
+zygote or a fresh interpreter) and a Jupyter kernel (`kernel_agent.serve`). It is never
+forked from the grader, so no reference value is in its memory.
 
 - `exec` runs one top-level statement of a cell in the shared namespace. A statement that raises
   is reported and the namespace lives on; a soft timer interrupts a statement that runs too
