@@ -212,7 +212,7 @@ def children_usage() -> tuple[float, float]:
 def grade_batch(folder: Path, out: Path, jobs: int, timeout: float, count: int) -> Measure:
     cpu_before, _ = children_usage()
     started = time.perf_counter()
-    with PeakWatcher(b"grader.sandbox.inside.worker", skip=b"zygote_process") as workers, \
+    with PeakWatcher(b"grader.sandbox.inside.startup", skip=b"zygote_process") as workers, \
             PeakWatcher(b"grader\0batch") as parent:
         done = subprocess.run([sys.executable, "-m", "grader", "batch", str(folder),
                                "--assignment", "udl_attention", "--out", str(out), "--jobs",

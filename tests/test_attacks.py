@@ -20,7 +20,7 @@ from grader import cli
 from grader.classwork import batch
 from grader.model import Status
 from grader.pipeline import grading, loading
-from grader.sandbox import isolation
+from grader.sandbox import isolation, users
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import SandboxConfig, Session
 from grader.spec import registry
@@ -276,7 +276,7 @@ def test_killing_the_grader_kills_the_student_code_too(tmp_path):
                               stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not any(
-            "grader.sandbox.inside.worker" in _cmdline(pid) and _cpu_seconds(pid) > 0.5
+            "grader.sandbox.inside.startup" in _cmdline(pid) and _cpu_seconds(pid) > 0.5
             for pid in processes() - before):
         time.sleep(0.1)  # until the worker is inside the endless loop
     assert time.monotonic() < deadline
@@ -485,7 +485,7 @@ def test_student_names_that_are_paths_or_control_characters_are_refused(tmp_path
 def test_concurrent_workers_never_share_a_user_id(tmp_path):
     if os.geteuid() != 0:
         pytest.skip("only root gives each worker a user id of its own")
-    leases = [isolation.UidLease() for _ in range(200)]
+    leases = [users.UidLease() for _ in range(200)]
     assert len({lease.uid for lease in leases}) == 200
     for lease in leases:
         lease.release()
@@ -594,9 +594,9 @@ def test_uid_leases_refuse_a_folder_prepared_by_someone_else(tmp_path, monkeypat
     trap = tmp_path / "leases"
     trap.mkdir(mode=0o777)
     trap.chmod(0o777)
-    monkeypatch.setattr(isolation, "LEASES", trap)
+    monkeypatch.setattr(users, "LEASES", trap)
     with pytest.raises(OSError, match="is not a private folder of this user"):
-        isolation.UidLease()
+        users.UidLease()
 
 
 # Review of the fork server (issue #11): the kernel keyrings are not namespaced, so a key that

@@ -172,8 +172,8 @@ def test_a_kernel_that_never_answers_is_a_timeout_not_a_hang(tmp_path):
     """The code replaces the agent that answers the grader with one that never does."""
     limits = dataclasses.replace(OPTIONS.limits, submission_timeout=20)
     result = grade(tmp_path, '''
-import grader.sandbox.inside.worker as agent
-agent.kernel_serve = lambda namespace: __import__("time").sleep(3600)
+import grader.sandbox.inside.kernel_agent as agent
+agent.serve = lambda namespace: __import__("time").sleep(3600)
 ''', dataclasses.replace(OPTIONS, limits=limits))
     assert result.status.value == "graded"
     statuses = {c.status.value for e in result.exercises for c in e.checks}

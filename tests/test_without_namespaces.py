@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import isolation
+from grader.sandbox import users
 from tests import leakscan
 from tests.conftest import ROOT
 from tests.test_leaks import _locked, _passable, hidden_needles, solution_lines
@@ -130,7 +130,7 @@ def test_without_namespaces_student_code_opens_nothing_the_grader_holds(tmp_path
 
     assert [line for line in lines if line.startswith("LEAK")] == []
     assert (found["opened"], found["listed"]) == ([], [])
-    assert found["uid"] == found["euid"] and found["uid"] in isolation.SANDBOX_UIDS
+    assert found["uid"] == found["euid"] and found["uid"] in users.SANDBOX_UIDS
     assert (found["groups"], found["setuid0"]) == ([], errno.EPERM)
     assert result["worker"] == "fresh"
     described = result["isolation"]
@@ -210,7 +210,7 @@ def test_what_a_leased_user_leaves_where_every_user_may_write_is_removed():
     import ctypes
 
     uid = 2_999_777
-    folders = isolation.shared_writable()
+    folders = users.shared_writable()
     assert {"/tmp", "/dev/shm"} <= set(folders)
     if os.path.isdir("/run/lock"):
         assert "/run/lock" in folders
@@ -242,6 +242,6 @@ def test_what_a_leased_user_leaves_where_every_user_may_write_is_removed():
     os.waitpid(pid, 0)
     assert all(ipc_id >= 0 for ipc_id in planted["ipc"]) and len(_owned_ipc(uid)) == 3
     assert len(planted["left"]) >= 2 and all(os.path.exists(p) for p in planted["left"])
-    isolation.end_user(uid)
+    users.end_user(uid)
     assert [p for p in planted["left"] if os.path.lexists(p)] == []
     assert _owned_ipc(uid) == []

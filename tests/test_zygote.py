@@ -17,7 +17,7 @@ from grader.pipeline import loading
 from grader.sandbox import isolation, zygote
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import SandboxConfig, Session
-from grader.sandbox.transport import Worker
+from grader.sandbox.transport import WorkerStart
 
 from .conftest import processes, survivors
 
@@ -41,7 +41,7 @@ def grade(make_submission, cells, name):
         results = session.run(loading.load(make_submission(cells, name=name)))
         output = session.captured_output()
         described = session.isolation
-        assert session.worker is Worker.ZYGOTE
+        assert session.worker is WorkerStart.ZYGOTE
     return results, output, described, zygote.client(isolation.offered(), PRELOAD).zygote_pid
 
 
@@ -166,7 +166,7 @@ def test_the_isolation_text_says_which_start_ran(make_submission):
     with Session(SandboxConfig(LIMITS, preload=PRELOAD, engine="fresh")) as session:
         session.run(loading.load(make_submission(["x = 1"], name="b")))
         assert "zygote" not in session.isolation
-        assert session.worker is Worker.FRESH
+        assert session.worker is WorkerStart.FRESH
 
 
 def test_a_zygote_does_not_outlive_its_run(make_submission):
@@ -217,7 +217,7 @@ def test_a_submission_that_imports_matplotlib_is_forked_from_a_zygote_that_has_i
         with Session(SandboxConfig(LIMITS, preload=preload)) as session:
             results = session.run(submission)
             outputs.append(session.captured_output())
-            assert session.worker is Worker.ZYGOTE
+            assert session.worker is WorkerStart.ZYGOTE
         assert {r.status for r in results} == {Status.OK}
     assert grading.preload(loading.load(make_submission(cells, name="again")),
                            assignment) == ("matplotlib.pyplot",)

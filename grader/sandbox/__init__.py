@@ -1,10 +1,18 @@
 """Running untrusted code, in two halves.
 
-- `grader.sandbox.inside`: what runs in the confined child (the worker, the fork server's
-  loop, the confinement itself, the wire protocol). It is all the sandbox mounts of the grader,
-  and it imports only the standard library, numpy and itself (`tests/test_layers.py`).
+- `grader.sandbox.inside`: what runs in the confined child. It is all the sandbox mounts of the
+  grader, and it imports only the standard library, numpy and itself (`tests/test_layers.py`).
+  - `startup` (every worker's entry: limits, `confine`, then the loop), `worker` (the loop
+    that answers requests: statements, calls, snapshots), `forked_call` (one call in a
+    process of its own), `calling` (how an exercise is called), `failures` (how an error is
+    described), `signals`, `streams`, `cellwarnings`;
+  - the notebook's stand-ins: `shell` (`get_ipython()`), `displays`, `import_hooks`;
+  - `kernel_agent` (the same, inside a Jupyter kernel), `zygote_process` (the fork server's
+    loop); `confine`, `cgroups`, `seccomp`, `processes` (the confinement itself); `protocol`
+    (the wire format).
 - the rest of `grader.sandbox`: what supervises it from the grader's process: `session`
-  (one submission's worker), `transport` (a fresh interpreter or a zygote fork), `kernel`
-  (a Jupyter kernel), `zygote` (the fork server), `isolation` and `resources` (what the machine
-  offers and what the worker is granted), `limits`, and `doctor` (what this machine allows).
+  (one submission's worker), `transport` (a fresh interpreter or a zygote fork), `kernel` and
+  `kernel_channels` (a Jupyter kernel), `zygote` (the fork server), `isolation`, `users` and
+  `resources` (what the machine offers, who the worker runs as and what it is granted),
+  `limits`, and `doctor` (what this machine allows).
 """

@@ -3,21 +3,19 @@
 Each top-level statement runs as its own cell through nbclient, with errors allowed, so a
 failing statement is recorded and the next one runs; a statement past its time limit is
 interrupted, and a kernel that dies or will not stop is restarted and the statements before
-are replayed. Exercises are called through `worker.kernel_serve`, which forks inside the
+are replayed. Exercises are called through `kernel_agent.serve`, which forks inside the
 kernel exactly as the fast engine's worker does, and answers with the same protocol frames.
 
-A failing statement is described by the same code as in the fast engine (`worker.failure`,
+A failing statement is described by the same code as in the fast engine (`failures.failure`,
 asked for IPython's last error), so both engines give it the same message and the same line
 of its cell; a kernel that dies is described by its exit status, as the fast engine's worker.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import math
-import os
 import re
 import secrets
 import shutil
@@ -25,17 +23,14 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import zmq
 import zmq.asyncio
-from jupyter_client.asynchronous.client import AsyncKernelClient
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import run_sync
-from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.v4 import new_code_cell, new_notebook
 
@@ -44,35 +39,32 @@ from grader.model import Status
 from grader.sandbox import isolation
 from grader.sandbox.inside import processes
 from grader.sandbox.inside.protocol import Reply
-from grader.sandbox.inside.worker import KERNEL_CHANNEL_ENV
+from grader.sandbox.kernel_channels import Channels, Client, bounded, never_reconnect, pipes
 from grader.sandbox.limits import CappedOutput, Limits
 from grader.sandbox.resources import Extra, Resources
 from grader.sandbox.transport import (
     MAX_REPLY_BYTES,
-    Worker,
     WorkerLost,
+    WorkerStart,
     exchange,
     lost_by_exit,
 )
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-SERVE = ("__import__('grader.sandbox.inside.worker', fromlist=['kernel_serve']).kernel_serve("
+SERVE = ("__import__('grader.sandbox.inside.kernel_agent', fromlist=['serve']).serve("
          "get_ipython().user_ns)")
 SERVE_END_S = 5.0
 WATCHDOG_GRACE_S = 3.0
 STUCK = "the kernel did not stop when interrupted"
-# Bounds on what Jupyter's sockets hold for the grader: a message over MAX_MESSAGE ends the
-# connection (the kernel's code can print gigabytes at once), and at most QUEUED wait.
-MAX_MESSAGE = 4 << 20
-QUEUED = 16
 KERNEL_OVERHEAD = 512 << 20
 KERNEL_THREADS = 16
 SPEC = "attention-grader"
-# Nobody reads the kernel's tracebacks (`worker.failure` describes an error), and IPython's
+# Nobody reads the kernel's tracebacks (`failures.failure` describes an error), and IPython's
 # usual ones take seconds to build for a runaway recursion: time the statement's limit counts.
 KERNEL_OPTIONS = ("--InteractiveShell.xmode=Minimal",
-                  # A shell command says it was not run, as in the fast engine (shell.in_kernel).
-                  "--IPKernelApp.exec_lines=__import__('grader.sandbox.inside.shell', "
+                  # A shell command says it was not run, as in the fast engine
+                  # (kernel_agent.in_kernel).
+                  "--IPKernelApp.exec_lines=__import__('grader.sandbox.inside.kernel_agent', "
                   "fromlist=['in_kernel']).in_kernel(get_ipython())")
 # nbclient logs every timeout and dead kernel as an error; the result reports them instead.
 _QUIET = logging.getLogger("grader.kernel")
@@ -80,59 +72,26 @@ _QUIET.addHandler(logging.NullHandler())
 _QUIET.propagate = False
 
 
-class _Client(NotebookClient):
-    """nbclient's client, for statements whose outputs are read once and then dropped."""
-
-    budget = 0
-    """Bytes of output a statement may still add (`output_bytes`, then what is left):
-    nbclient keeps every output of a cell, and a statement can print gigabytes."""
-    overflow = 0
-    """Bytes of a statement's output dropped past its budget (counted as dropped, as the
-    fast engine counts them)."""
-
-    def clear_output(self, outs: list[Any], msg: dict[str, Any], cell_index: int) -> None:
-        """Keep what was printed before `clear_output()`: the grader shows all the output
-        of the code, as the fast engine (where clearing shows nothing) does."""
-
-    def output(self, outs: list[Any], msg: dict[str, Any], display_id: str | None,
-               cell_index: int) -> Any:
-        """Keep a statement's stream output up to its budget, and nothing else: what is past
-        it is dropped as it arrives, never held."""
-        if msg.get("msg_type") == "error":  # how a statement failed: `_exec` reads it
-            return super().output(outs, msg, display_id, cell_index)
-        if msg.get("msg_type") != "stream":
-            return None  # displays show nothing, as in the fast engine
-        data = str(msg.get("content", {}).get("text", "")).encode("utf-8", "replace")
-        room = max(0, self.budget)
-        kept = data[:room].decode("utf-8", "ignore")
-        self.overflow += max(0, len(data) - room)
-        self.budget -= len(data)
-        if kept:
-            msg = dict(msg, content=dict(msg["content"], text=kept))
-            return super().output(outs, msg, display_id, cell_index)
-        return None
-
-
 class KernelTransport:
     """A `Transport` to an IPython kernel, confined like the fast engine's worker: the kernel
-    is started by `worker.kernel_main` in the same namespaces, private root, user and cgroup.
+    is started by `kernel_agent.main` in the same namespaces, private root, user and cgroup.
     A statement (`exec`) runs as a cell of its own; every other request is answered by
-    `worker.kernel_serve` inside the kernel, on two pipes the grader made and the kernel
+    `kernel_agent.serve` inside the kernel, on two pipes the grader made and the kernel
     inherited: the grader never opens a path the student's code can write.
 
     Jupyter's own messages use unix sockets that the kernel makes in a folder of its own,
     new at each start; the grader connects to them as the kernel starts, before any student
-    code runs in it, and never again (`_never_reconnect`): a socket the code replaces with a
-    link is never followed. The connection file and the kernel spec are written before the
-    kernel starts, the spec in a folder only the grader can reach."""
+    code runs in it, and never again (`kernel_channels.never_reconnect`): a socket the code
+    replaces with a link is never followed. The connection file and the kernel spec are
+    written before the kernel starts, the spec in a folder only the grader can reach."""
 
-    worker = Worker.KERNEL
+    worker = WorkerStart.KERNEL
     started = "started as an IPython kernel (--engine kernel)"
 
     def __init__(self, limits: Limits, output: CappedOutput) -> None:
         self.limits = limits
         self.output = output
-        self._client: _Client | None = None
+        self._client: Client | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._channel: tuple[int, int] | None = None  # (requests to write, replies to read)
         self._serving: str | None = None  # the message id of the cell serving requests
@@ -148,7 +107,7 @@ class KernelTransport:
 
     def start(self, resources: Resources) -> bool:
         home = resources.home
-        self._context = _bounded()
+        self._context = bounded()
         # A new folder at each start: nothing a kernel before left there is ever used.
         shared = Path(tempfile.mkdtemp(prefix="kernel-", dir=home))  # connection, sockets
         specs = Path(tempfile.mkdtemp(prefix="grader-kernelspec-"))  # the grader's alone
@@ -160,7 +119,7 @@ class KernelTransport:
         env["MALLOC_ARENA_MAX"] = "2"  # one 64 MiB arena per thread would eat the memory limit
         (specs / SPEC).mkdir()
         (specs / SPEC / "kernel.json").write_text(json.dumps({
-            "argv": [*isolation.command(resources.offer, "kernel_main"), "-f",
+            "argv": [*isolation.command(resources.offer, "kernel_agent"), "-f",
                      "{connection_file}", *KERNEL_OPTIONS],
             "display_name": "attention-grader (confined)", "language": "python"}))
         manager = AsyncKernelManager(kernel_name=SPEC, transport="ipc", ip=str(shared / "socket"),
@@ -168,19 +127,19 @@ class KernelTransport:
                                      kernel_spec_manager=KernelSpecManager(
                                          kernel_dirs=[str(specs)]),
                                      context=self._context)
-        manager.client_factory = _Channels  # its sockets, not only the manager's, bounded
-        client = _Client(new_notebook(), km=manager,
+        manager.client_factory = Channels  # its sockets, not only the manager's, bounded
+        client = Client(new_notebook(), km=manager,
                          timeout=int(math.ceil(self.limits.cell_timeout)),
                          log=_QUIET, allow_errors=True, interrupt_on_timeout=True,
                          startup_timeout=60, resources={"metadata": {"path": str(home)}})
         self._client = client
         try:
-            with _channel(env) as (channel, kernel_ends):
+            with pipes(env) as (channel, kernel_ends):
                 self._channel = channel
                 client.start_new_kernel(cwd=str(home), env=env, stdin=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL, pass_fds=kernel_ends)
             client.start_new_kernel_client()
-            _never_reconnect(client.kc)
+            never_reconnect(client.kc)
         except Exception as exc:  # it died at once: it could not be confined, or not start
             self.stop()
             raise SandboxError(f"the Jupyter kernel did not start ({type(exc).__name__}: "
@@ -240,7 +199,7 @@ class KernelTransport:
 
     def _answer(self, header: dict[str, Any], value: Any, deadline: float,
                 limit: int = MAX_REPLY_BYTES) -> tuple[dict[str, Any], Any]:
-        """Ask `worker.kernel_serve` inside the kernel: the request goes down one pipe and
+        """Ask `kernel_agent.serve` inside the kernel: the request goes down one pipe and
         the reply comes up the other, by `deadline`, the reply within `limit` bytes of
         arrays (`transport.exchange`). The first request after a statement starts the cell
         that serves them, which answers every request until the next statement: a request
@@ -359,58 +318,6 @@ class KernelTransport:
         if not self._nonce:
             self._nonce = secrets.token_hex(8)
         return f"# grader {self._nonce}: cell {cell}"
-
-
-@contextlib.contextmanager
-def _channel(env: dict[str, str]) -> Iterator[tuple[tuple[int, int], tuple[int, int]]]:
-    """Two pipes for the kernel about to be started: yields the grader's ends (requests to
-    write, non-blocking; replies to read) and the kernel's, which its Popen passes on
-    (`pass_fds`; their numbers in `env`) and which are closed here once it has started."""
-    requests_r, requests_w = os.pipe()
-    replies_r, replies_w = os.pipe()
-    os.set_blocking(requests_w, False)
-    env[KERNEL_CHANNEL_ENV] = f"{requests_r},{replies_w}"
-    try:
-        yield (requests_w, replies_r), (requests_r, replies_w)
-    except BaseException:
-        for fd in (requests_w, replies_r):
-            processes.close(fd)
-        raise
-    finally:
-        for fd in (requests_r, replies_w):
-            os.close(fd)  # the kernel has its own copies
-
-
-class _Channels(AsyncKernelClient):
-    """jupyter_client's client, whose sockets (shell, iopub, stdin, heartbeat) are made in a
-    bounded context (`_bounded`): the client makes a context of its own otherwise, and the
-    manager's settings never reach the sockets that read the kernel's messages."""
-
-    def _context_default(self) -> zmq.asyncio.Context:
-        self._created_context = True  # destroyed with the client's channels
-        return _bounded()
-
-
-def _bounded() -> zmq.asyncio.Context:
-    """A ZeroMQ context whose sockets hold little for the grader: a message over
-    `MAX_MESSAGE` ends its connection, and at most `QUEUED` wait to be read."""
-    context = zmq.asyncio.Context()
-    context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)
-    context.setsockopt(zmq.RCVHWM, QUEUED)
-    return context
-
-
-def _never_reconnect(client: Any) -> None:
-    """Once connected (the kernel has answered, before any student code runs), no socket of
-    the client connects again: a socket path that the kernel's code replaces, with a link to
-    another socket of the machine say, is never followed. (Set at the start, it would also
-    stop the first connection, which retries until the kernel has made its sockets.)"""
-    for name in ("shell_channel", "iopub_channel", "stdin_channel", "control_channel",
-                 "hb_channel"):
-        channel = getattr(client, f"_{name}", None)
-        socket = getattr(channel, "socket", None)
-        if socket is not None:
-            socket.setsockopt(zmq.RECONNECT_IVL, -1)
 
 
 def _statement_source(source: str, index: int) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.errors import SandboxError
-from grader.sandbox import isolation
+from grader.sandbox import isolation, users
 from grader.sandbox.inside import cgroups
 from grader.sandbox.limits import Limits
 
@@ -46,7 +46,7 @@ class Resources:
         self.closed = closed
         """Paths the worker's user must not open, where no namespaces hide them."""
         self.home = Path(tempfile.mkdtemp(prefix=prefix))
-        self._lease: isolation.UidLease | None = None
+        self._lease: users.UidLease | None = None
         self.cgroup: Path | None = None
 
     def environment(self, extra: Extra = NOTHING) -> tuple[dict[str, str], bool]:
@@ -90,7 +90,7 @@ class Resources:
         """The leased user id (as root), with the memory cgroup where one can be made."""
         if self._lease is None:
             try:
-                self._lease = isolation.UidLease()
+                self._lease = users.UidLease()
             except OSError as exc:
                 raise SandboxError(f"cannot lease a user id for the worker ({exc})") from None
         self._make_cgroup()
@@ -108,7 +108,7 @@ class Resources:
     def close(self) -> None:
         """Remove the folder and the cgroup, give the user id back."""
         if self._lease is not None and not self.offer.namespaces:
-            isolation.end_user(self._lease.uid)  # no PID namespace took its processes along
+            users.end_user(self._lease.uid)  # no PID namespace took its processes along
         shutil.rmtree(self.home, ignore_errors=True)
         if self.cgroup is not None:
             cgroups.remove(self.cgroup)

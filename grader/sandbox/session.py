@@ -23,8 +23,8 @@ from grader.sandbox.transport import (
     MAX_REPLY_BYTES,
     PipeTransport,
     Transport,
-    Worker,
     WorkerLost,
+    WorkerStart,
 )
 
 GRACE_S = 2.0
@@ -101,7 +101,7 @@ class Session:
         self._replay: list[tuple[Cell, int]] = []  # index -1: a snapshot after the cell
 
     @property
-    def worker(self) -> Worker:
+    def worker(self) -> WorkerStart:
         """How the (last) worker was started."""
         return self.transport.worker
 

@@ -10,7 +10,7 @@ everything else (replay after a crash, restarts, `--on-error`, deadlines), the s
 - `PipeTransport(use_zygote=False)` (`--engine fresh`): a fresh interpreter per worker.
 - `kernel.KernelTransport` (`--engine kernel`): a real IPython kernel through nbclient.
 
-Every worker, however started, runs `worker.main` (or `kernel_main`) behind the same
+Every worker, however started, runs `startup.main` (or `kernel_agent.main`) behind the same
 `confine()`, limits and protocol, with the resources of its submission (`resources.py`).
 """
 
@@ -44,7 +44,7 @@ TOO_LARGE = ("the worker sent far more data than the expected outputs hold; it w
 MAX_STRAY_FRAMES = 16
 
 
-class Worker(str, enum.Enum):
+class WorkerStart(str, enum.Enum):
     """How a worker was started."""
 
     ZYGOTE = "zygote"
@@ -69,7 +69,7 @@ class WorkerLost(Exception):
 class Transport(Protocol):
     """One way to start a worker and talk to it."""
 
-    worker: Worker
+    worker: WorkerStart
     """How the current (or last) worker was started."""
     started: str
     """Said in the isolation text: how the worker was started, and why if not as asked."""
@@ -170,7 +170,7 @@ class PipeTransport:
         self.preload = preload
         self.output = output
         self.use_zygote = use_zygote and offer.namespaces
-        self.worker = Worker.ZYGOTE if self.use_zygote else Worker.FRESH
+        self.worker = WorkerStart.ZYGOTE if self.use_zygote else WorkerStart.FRESH
         self.started = ("" if self.use_zygote or not use_zygote else
                         "started as a fresh interpreter: a zygote needs namespaces, which this "
                         "machine does not give")
@@ -215,10 +215,10 @@ class PipeTransport:
         try:
             forked = zygote.spawn(self.offer, self.preload, env, resources.home)
         except zygote.ZygoteLost as lost:
-            self.worker = Worker.FRESH
+            self.worker = WorkerStart.FRESH
             self.started = f"started as a fresh interpreter: the zygote failed ({lost})"
             return None
-        self.worker, self.started = Worker.ZYGOTE, zygote.STARTED
+        self.worker, self.started = WorkerStart.ZYGOTE, zygote.STARTED
         return forked
 
     def stop(self) -> None:

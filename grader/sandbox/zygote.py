@@ -13,7 +13,7 @@ Design
 ------
 The zygote is started by the grader like a worker, as a fresh interpreter (`python -I -c`),
 never as a fork of the grader, so it holds no reference, solution or grader state. It imports
-`grader.sandbox.inside.worker` (and with it `confine`, `protocol`, `calling`), numpy and the
+`grader.sandbox.inside.startup` (and with it `worker`, `protocol`, `calling`), numpy and the
 assignment's `requires`, and never runs student code. As root it is a plain process in the
 grader's namespaces; as a normal user it runs inside `unshare --user --map-root-user`, where
 it is root and may make namespaces. It must have one thread only (checked before every fork).
@@ -37,7 +37,7 @@ worker (its own unreaped child) and mirrors the status.
 The worker asks for SIGKILL when the middle process dies, puts the passed pipes on 0, 1, 2,
 closes every other descriptor (the zygote's socket, other workers' pipes), starts a new
 session, mounts its own /proc, takes the environment the grader sent, reseeds numpy's global
-generator, and runs `worker.main`: the same limits, the same `confine()` (cgroup, private
+generator, and runs `startup.main`: the same limits, the same `confine()` (cgroup, private
 read-only root, /tmp of its own, leased uid or nested user namespace) and the same loop.
 `hello` finds its modules imported already.
 
@@ -81,7 +81,7 @@ from typing import Any
 from grader.sandbox import isolation
 from grader.sandbox.inside.zygote_process import MAX_MESSAGE
 
-BOOT = ("import sys; sys.path.insert(0, {parent!r}); import grader.sandbox.inside.worker; "
+BOOT = ("import sys; sys.path.insert(0, {parent!r}); import grader.sandbox.inside.startup; "
         "from grader.sandbox.inside.zygote_process import serve; serve()")
 STARTED = ("started as a fork of a warm zygote interpreter that never ran student code or "
            "loaded a reference")

@@ -86,7 +86,7 @@ def apply_limits(limits: dict[str, int]) -> None:
 
 
 # Signals whose default action ends a process and that a worker, as PID 1 of its namespace,
-# handles by exiting with 128 + the signal's number (`grader.sandbox.inside.worker`).
+# handles by exiting with 128 + the signal's number (`grader.sandbox.inside.signals`).
 DEADLY = tuple(sorted(
     {getattr(signal, name) for name in ("SIGHUP", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2",
                                         "SIGVTALRM", "SIGPROF", "SIGIO", "SIGPWR", "SIGSTKFLT")

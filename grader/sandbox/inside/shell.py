@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import importlib.abc
-import importlib.machinery
 import io
 import math
 import os
@@ -23,6 +21,8 @@ import time
 import warnings
 from collections.abc import Callable
 from typing import Any
+
+from grader.sandbox.inside.import_hooks import patch_on_import
 
 SHELL_MODULE = "IPython.core.getipython"
 QUIET_MAGICS = frozenset({
@@ -369,71 +369,3 @@ def _ipython_major() -> int:
 
 if _ipython_major() >= 9:  # IPython 9 removed the deprecated `magic()`: Jupyter lacks it too
     del ZMQInteractiveShell.magic
-
-
-def patch_on_import(name: str, patch: Callable[[Any], None]) -> None:
-    """Apply `patch` to the module `name` now if it is imported, else as soon as student
-    code first imports it: importing IPython takes a second, so the worker never does."""
-    if name in sys.modules:
-        patch(sys.modules[name])
-    elif not any(isinstance(finder, _Patching) and finder.name == name
-                 for finder in sys.meta_path):
-        sys.meta_path.insert(0, _Patching(name, patch))
-
-
-class _PatchingLoader(importlib.abc.Loader):
-    """Loads a module as its own loader does, then patches it."""
-
-    def __init__(self, loader: Any, patch: Callable[[Any], None]) -> None:
-        self._loader, self._patch = loader, patch
-
-    def create_module(self, spec: Any) -> Any:
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module: Any) -> None:
-        self._loader.exec_module(module)
-        self._patch(module)
-
-    def __getattr__(self, name: str) -> Any:  # get_source, get_filename, ...
-        return getattr(self._loader, name)
-
-
-class _Patching(importlib.abc.MetaPathFinder):
-    """Finds one module as Python would, with a loader that patches it (`patch_on_import`)."""
-
-    def __init__(self, name: str, patch: Callable[[Any], None]) -> None:
-        self.name, self.patch = name, patch
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if name != self.name:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is not None and spec.loader is not None:
-            spec.loader = _PatchingLoader(spec.loader, self.patch)
-        return spec
-
-
-def in_kernel(shell: Any) -> None:
-    """Inside a Jupyter kernel (`--engine kernel`): a shell command says it was not run, as
-    the fast engine's stand-in says, instead of failing (the sandbox has no /bin/sh, so
-    Jupyter's `system` raised FileNotFoundError where Jupyter itself would run it)."""
-    noted: set[str] = set()
-
-    def note(cmd: str) -> None:
-        what = f"!{cmd}"
-        if what not in noted:
-            noted.add(what)
-            # On stdout: ipykernel sends stderr apart, and the note must come before what the
-            # code prints next, as in the fast engine, where both share one pipe.
-            print(f"[grader] not run: {what[:200]}", file=sys.stdout, flush=True)
-
-    def system(cmd: str) -> None:
-        note(cmd)
-
-    def getoutput(cmd: str, split: bool = True, depth: int = 0) -> list[str]:
-        note(cmd)
-        return []
-
-    shell.system = shell.system_piped = shell.system_raw = system
-    shell.getoutput = getoutput
-

@@ -3,7 +3,7 @@ each worker, through a middle process that makes the namespaces.
 
 Started by `zygote.BOOT` in a fresh interpreter; of this module the grader uses only
 `MAX_MESSAGE`. Nothing here loads a reference, a solution or student code: `_worker` hands
-over to `worker.main`.
+over to `startup.main`.
 """
 
 from __future__ import annotations
@@ -244,12 +244,12 @@ def _worker(libc: Any, alive_r: int, fds: list[int], message: dict[str, Any]) ->
     numpy = sys.modules.get("numpy")
     if numpy is not None:
         numpy.random.seed()  # fresh entropy, as numpy's import gives a fresh interpreter
-    from grader.sandbox.inside import worker
+    from grader.sandbox.inside import startup, streams
 
     try:
-        worker.main(rearm=True)
+        startup.main(rearm=True)
     finally:
-        worker._flush()
+        streams.flush()
         os._exit(0)
 
 
