@@ -134,10 +134,13 @@ def test_only_the_sandbox_part_of_the_grader_package_is_there(make_submission):
     with session:
         outcome = session.call("f", "function", (0,), {}, None)
     assert outcome.value == ["__init__.py", "sandbox"]
-    with Session(SandboxConfig(LIMITS, watch=("f",))) as session:
-        session.run(loading.load(make_submission(
-            ["def f(x):\n    import grader.spec.references\n    return 1"], name="bob")))
-        outcome = session.call("f", "function", (0,), {}, None)
-    assert outcome.status is Status.ERROR
-    assert outcome.message.startswith("raised ModuleNotFoundError: No module named "
-                                      "'grader.spec.references'")
+    for module, missing in (("grader.spec.references", "grader.spec"),
+                            ("grader.sandbox.session", "grader.sandbox.session"),
+                            ("grader.pipeline.grading", "grader.pipeline")):
+        with Session(SandboxConfig(LIMITS, watch=("f",))) as session:
+            session.run(loading.load(make_submission(
+                [f"def f(x):\n    import {module}\n    return 1"], name="bob")))
+            outcome = session.call("f", "function", (0,), {}, None)
+        assert outcome.status is Status.ERROR
+        assert outcome.message.startswith("raised ModuleNotFoundError: No module named "
+                                          f"'{missing}'"), module
