@@ -63,7 +63,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     from grader.pipeline import grading
-    from grader.sandbox import zygote
+    from grader.sandbox.zygote import Zygotes
     from grader.spec import registry
 
     assignment = registry.get("udl_attention")
@@ -75,8 +75,8 @@ def main() -> None:
         for name, path in notebooks(Path(folder)).items():
             seconds, scores = {}, {}
             for engine in ("fast", "kernel"):
-                options = grading.Options(engine=engine)
-                with zygote.kept():
+                with Zygotes() as zygotes:
+                    options = grading.Options(engine=engine, zygotes=zygotes)
                     times = []
                     for _ in range(args.repeat):
                         started = time.perf_counter()

@@ -31,10 +31,11 @@ def median_seconds(action: Callable[[], object], repeat: int) -> float:
 def worker_start(engine: str, preload: tuple[str, ...], repeat: int) -> float:
     """Median seconds from asking for a worker to its answer to `hello` (confined, numpy
     imported): what each submission pays before its first cell runs."""
-    from grader.sandbox import zygote
     from grader.sandbox.session import SandboxConfig, Session
+    from grader.sandbox.zygote import Zygotes
 
-    with zygote.kept(), Session(SandboxConfig(preload=preload, engine=engine)) as session:
+    with Zygotes() as zygotes, Session(SandboxConfig(preload=preload, engine=engine,
+                                                     zygotes=zygotes)) as session:
         session._start_worker()  # the zygote (and the machine's caches) warm
         session.transport.stop()
         times = []
@@ -53,7 +54,7 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from grader.pipeline import grading
-    from grader.sandbox import zygote
+    from grader.sandbox.zygote import Zygotes
     from grader.spec import registry
 
     assignment = registry.get(grading.infer_assignment(args.notebook) or "udl_attention")
@@ -65,8 +66,8 @@ def main() -> None:
 
     in_process = {}
     for engine in ("fast", "fresh", "kernel"):
-        options = grading.Options(engine=engine)
-        with zygote.kept():  # one zygote for the run, as a batch keeps it
+        with Zygotes() as zygotes:  # one zygote for the run, as a batch keeps it
+            options = grading.Options(engine=engine, zygotes=zygotes)
             result = grading.grade(args.notebook, assignment, options)
             in_process[engine] = median_seconds(
                 lambda options=options: grading.grade(args.notebook, assignment, options),

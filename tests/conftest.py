@@ -11,11 +11,20 @@ from pathlib import Path
 import pytest
 
 from grader.sandbox import users
-from grader.spec import references
+from grader.spec import references, registry
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "artifacts"
 """What the browser tests keep after a run: their screenshots (git ignores the folder)."""
+
+
+@pytest.fixture
+def fresh_registry():
+    """The registry read afresh before and after the test (for tests that declare
+    assignments of their own: `pytestmark = pytest.mark.usefixtures("fresh_registry")`)."""
+    registry.assignments.cache_clear()
+    yield
+    registry.assignments.cache_clear()
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,10 @@ from grader.errors import SpecError
 from grader.spec import references, registry
 from grader.spec.layout import Layout
 
+# Each test reads the registry afresh (it may declare assignments of its own).
+pytestmark = pytest.mark.usefixtures("fresh_registry")
+
+
 CONFIG = '''# ASSIGNMENT CONFIG
 assignment = "relu_unit"
 title = "ReLU and a layer"
@@ -70,13 +74,6 @@ def run(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = cli.run(list(argv), out, err)
     return code, out.getvalue(), err.getvalue()
-
-
-@pytest.fixture(autouse=True)
-def fresh_registry():
-    registry.assignments.cache_clear()
-    yield
-    registry.assignments.cache_clear()
 
 
 @pytest.fixture

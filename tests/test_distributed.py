@@ -37,7 +37,6 @@ from grader.classwork import batch  # noqa: E402
 from grader.classwork.gradebook import Gradebook  # noqa: E402
 from grader.errors import GraderError  # noqa: E402
 from grader.pipeline import grading
-from grader.sandbox import zygote  # noqa: E402
 from grader.sandbox.limits import Limits  # noqa: E402
 from grader.spec import registry
 from tests import test_batch  # noqa: E402
@@ -131,11 +130,17 @@ def test_a_batch_on_local_workers_records_what_a_local_batch_does(local, tmp_pat
     assert [row[4:7] for row in rows(out) if row[0] == "ivan"] == [("graded", 0.0, 10.0)]
 
 
-def zygotes() -> dict[str, int]:
+def zygotes(dask_worker) -> dict[str, int]:
     """On a worker: the process id of each of its zygotes, by what it preloaded beyond numpy
     ("" for the plain one, "matplotlib.pyplot" for submissions that import matplotlib)."""
-    return {",".join(key): kept.zygote_pid for key, kept in zygote._CLIENTS.items()
-            if kept.alive}
+    from grader.classwork.distributed import Grading
+
+    found = {}
+    for plugin in dask_worker.plugins.values():  # the batch's own zygotes, while it runs
+        if isinstance(plugin, Grading) and plugin.zygotes is not None:
+            found.update({",".join(key): kept.zygote_pid
+                          for key, kept in plugin.zygotes.running().items() if kept.alive})
+    return found
 
 
 class WatchZygotes(test_batch.Terminal):
@@ -502,4 +507,4 @@ def test_a_worker_without_namespaces_refuses_to_grade(monkeypatch):
         "would share the host's network and could reach the Dask scheduler and workers, whose "
         "protocol runs code for anyone who reaches them; grade on hosts that have namespaces "
         "(`grade doctor`), or with a local batch (leave out --dask)")
-    assert refused.value.exit_code == 3 and not plugin.held
+    assert refused.value.exit_code == 3 and plugin.zygotes is None  # none was started

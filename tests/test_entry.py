@@ -1,15 +1,17 @@
-"""The `grade` entry point boots the fork server early only for commands that use it, from
-the one parser's reading of the command line."""
+"""The `grade` command boots the fork server early only for commands that use it, from the
+one parser's reading of the command line, and the command owns it: it is stopped when the
+command is done."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import subprocess
 import sys
 
 import pytest
 
-from grader.cli import entry, parse, run
+from grader.cli import app, parse, run
 from tests.conftest import ROOT, processes, survivors
 
 BATCH = ["batch", "subs", "--assignment", "udl_attention", "--out", "graded"]
@@ -30,11 +32,18 @@ def test_only_commands_that_fork_from_the_zygote_start_it(argv, wanted, monkeypa
     from grader.sandbox import zygote
 
     started: list[tuple[str, ...]] = []
-    monkeypatch.setattr(zygote, "prestart", started.append)
+    monkeypatch.setattr(zygote.Zygotes, "prestart", lambda self, preload: started.append(preload))
     args = parse(argv)
-    assert entry.wants_zygote(args) is wanted
-    entry.prestart(args)
+    assert app.wants_zygote(args) is wanted
+    with contextlib.ExitStack() as stack:
+        app.own_zygotes(args, stack)
+        assert isinstance(args.zygotes, zygote.Zygotes) is wanted
+        zygotes = args.zygotes
     assert started == ([()] if wanted else [])
+    if wanted:  # the command is done: its zygotes are stopped, and none starts again
+        assert zygotes.running() == {}
+        with pytest.raises(zygote.ZygoteLost, match="its command has finished"):
+            zygotes.client(None, ())
 
 
 @pytest.mark.parametrize("argv, code, printed", [
@@ -49,9 +58,9 @@ def test_a_command_line_that_does_not_grade_starts_nothing(argv, code, printed, 
     from grader.sandbox import zygote
 
     started: list[tuple[str, ...]] = []
-    monkeypatch.setattr(zygote, "prestart", started.append)
+    monkeypatch.setattr(zygote.Zygotes, "prestart", lambda self, preload: started.append(preload))
     out, err = io.StringIO(), io.StringIO()
-    assert run(argv, out, err, before=entry.prestart) == code
+    assert run(argv, out, err) == code
     assert printed in out.getvalue() + err.getvalue()
     assert started == []
 

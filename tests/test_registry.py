@@ -8,12 +8,8 @@ from grader.errors import SpecError, UsageError
 from grader.model import Assignment, Case, Exercise
 from grader.spec import registry
 
-
-@pytest.fixture(autouse=True)
-def fresh_registry():
-    registry.assignments.cache_clear()
-    yield
-    registry.assignments.cache_clear()
+# Each test reads the registry afresh (it may declare assignments of its own).
+pytestmark = pytest.mark.usefixtures("fresh_registry")
 
 
 def test_the_four_assignments_with_their_fixed_functions():
@@ -46,6 +42,7 @@ def test_unknown_assignment_lists_the_known_ones():
 DECLARATION = '''
 from grader.assignments.inputs import normal
 from grader.model import Assignment, Case, Exercise, Visibility
+
 ASSIGNMENT = Assignment(name="relu_unit", title="ReLU", exercises=(
     Exercise(name="relu", signature="(x)", points=1,
              cases=(Case("v", normal((4,)), visibility=Visibility.PUBLIC),

@@ -14,6 +14,9 @@ from grader import cli
 from grader.authoring import building, validate
 from grader.spec import layout, registry
 
+# Each test reads the registry afresh (it may declare assignments of its own).
+pytestmark = pytest.mark.usefixtures("fresh_registry")
+
 SOLUTION = '''import numpy as np
 
 
@@ -46,6 +49,7 @@ from grader.assignments.variants import (
     LARGE, MATRIX, misconception, naive_softmax, softmax as right, whole_softmax)
 from grader.model import Assignment, Case, Exercise, Visibility
 
+
 ASSIGNMENT = Assignment(name="unit", title="A unit", exercises=(
     Exercise(name="softmax", signature="(x)", points=2, cases=({cases}),
              misconceptions=({mistakes})),
@@ -73,13 +77,6 @@ def write_course(root: Path, monkeypatch, cases: str = CASES, mistakes: str = MI
     if build:
         building.build(registry.get("unit"))
     return root
-
-
-@pytest.fixture(autouse=True)
-def fresh_registry():
-    registry.assignments.cache_clear()
-    yield
-    registry.assignments.cache_clear()
 
 
 def run_validate(name: str = "unit") -> tuple[int, str]:

@@ -10,14 +10,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from grader.spec import registry
 from grader.spec.layout import Layout
 from tests import test_release
 from tests.conftest import ROOT
-
-# The command line as a function, and a registry read afresh around each test (autouse).
-from tests.test_assign import fresh_registry  # noqa: F401
 from tests.test_assign import run as grade
+
+pytestmark = pytest.mark.usefixtures("fresh_registry")
 
 NAME = "pe_course"
 

@@ -29,20 +29,32 @@ pytestmark = pytest.mark.skipif(not isolation.offered().namespaces,
 
 
 @pytest.fixture(autouse=True)
-def one_run():
-    """Each test is one grading run: its submissions share a zygote, as a batch's do."""
-    with zygote.kept():
-        yield
+def pool():
+    """Each test is one command: its submissions share its zygotes, as a batch's do, and they
+    are stopped when it ends."""
+    with zygote.Zygotes() as zygotes:
+        POOL[:] = [zygotes]
+        yield zygotes
+    POOL.clear()
+
+
+POOL: list[zygote.Zygotes] = []
+
+
+def config(**fields) -> SandboxConfig:
+    """The sandbox of a submission graded by the test's command."""
+    return SandboxConfig(LIMITS, preload=fields.pop("preload", PRELOAD), zygotes=POOL[0],
+                         **fields)
 
 
 def grade(make_submission, cells, name):
     """Run a notebook in a zygote worker; (results, output, isolation, zygote pid)."""
-    with Session(SandboxConfig(LIMITS, preload=PRELOAD)) as session:
+    with Session(config()) as session:
         results = session.run(loading.load(make_submission(cells, name=name)))
         output = session.captured_output()
         described = session.isolation
         assert session.worker is WorkerStart.ZYGOTE
-    return results, output, described, zygote.client(isolation.offered(), PRELOAD).zygote_pid
+    return results, output, described, POOL[0].client(isolation.offered(), PRELOAD).zygote_pid
 
 
 def test_files_and_processes_of_one_submission_are_gone_for_the_next(make_submission):
@@ -144,7 +156,7 @@ def test_a_killed_zygote_is_started_again_and_the_batch_goes_on(make_submission)
     assert second != first
     assert [r.status for r in results] == [Status.OK] and zygote.STARTED in described
     # Killed in the middle of a submission: its statement is lost, the rest goes on.
-    with Session(SandboxConfig(LIMITS, preload=PRELOAD, watch=("f",))) as session:
+    with Session(config(watch=("f",))) as session:
         path = make_submission(["import time\nk = 3", "time.sleep(2)",
                                 "def f(x):\n    return x + k"], name="c")
         killer = threading.Timer(1.0, os.kill, (second, signal.SIGKILL))
@@ -155,7 +167,7 @@ def test_a_killed_zygote_is_started_again_and_the_batch_goes_on(make_submission)
         assert session.call("f", "function", (1,), {}, None).value == 4
         assert session.restarts == 1
         assert zygote.STARTED in session.isolation
-    assert zygote.client(isolation.offered(), PRELOAD).zygote_pid not in (first, second)
+    assert POOL[0].client(isolation.offered(), PRELOAD).zygote_pid not in (first, second)
 
 
 def test_the_isolation_text_says_which_start_ran(make_submission):
@@ -163,29 +175,42 @@ def test_the_isolation_text_says_which_start_ran(make_submission):
     assert zygote.STARTED in described
     assert "its own PID, network and IPC namespaces" in described
     assert "a private read-only root" in described
-    with Session(SandboxConfig(LIMITS, preload=PRELOAD, engine="fresh")) as session:
+    with Session(config(engine="fresh")) as session:
         session.run(loading.load(make_submission(["x = 1"], name="b")))
         assert "zygote" not in session.isolation
         assert session.worker is WorkerStart.FRESH
 
 
-def test_a_zygote_does_not_outlive_its_run(make_submission):
-    with zygote.kept():
-        _, _, _, pid = grade(make_submission, ["x = 1"], "a")
-        assert Path(f"/proc/{pid}").exists()
-    assert Path(f"/proc/{pid}").exists()  # the test's own run still holds it
-    zygote.release()  # end the test's run early: the last holder lets go
-    try:
-        deadline = time.monotonic() + 5
-        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not Path(f"/proc/{pid}").exists()
-    finally:
-        zygote.hold()  # the fixture's release() still comes
+def test_a_zygote_does_not_outlive_its_command(make_submission, pool):
+    _, _, _, pid = grade(make_submission, ["x = 1"], "a")
+    assert Path(f"/proc/{pid}").exists()  # the session is over; the command still has it
+    pool.close()  # the command is done
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{pid}").exists()
+    with pytest.raises(zygote.ZygoteLost, match="its command has finished"):
+        pool.client(isolation.offered(), PRELOAD)
+
+
+def test_a_session_given_no_zygotes_starts_its_own_and_stops_it(make_submission):
+    with Session(SandboxConfig(LIMITS, preload=PRELOAD)) as session:
+        session.run(loading.load(make_submission(["x = 1"], name="alone")))
+        transport = session.transport
+        own = transport.zygotes
+        assert session.worker is WorkerStart.ZYGOTE and own is not POOL[0]
+        (current,) = own.running().values()
+        pid = current.zygote_pid
+    assert own.running() == {}
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{pid}").exists()
+    assert POOL[0].running() == {}  # the command's zygotes were never started for it
 
 
 def test_the_zygote_holds_nothing_of_the_grader():
-    current = zygote.client(isolation.offered(), PRELOAD)
+    current = POOL[0].client(isolation.offered(), PRELOAD)
     pid = current.zygote_pid
     assert Path(f"/proc/{pid}/task").exists() and len(os.listdir(f"/proc/{pid}/task")) == 1
     environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
@@ -214,7 +239,7 @@ def test_a_submission_that_imports_matplotlib_is_forked_from_a_zygote_that_has_i
     for name, source in (("plots", cells), ("plain", cells[:1])):
         submission = loading.load(make_submission(source, name=name))
         preload = grading.preload(submission, assignment)
-        with Session(SandboxConfig(LIMITS, preload=preload)) as session:
+        with Session(config(preload=preload)) as session:
             results = session.run(submission)
             outputs.append(session.captured_output())
             assert session.worker is WorkerStart.ZYGOTE
@@ -225,7 +250,7 @@ def test_a_submission_that_imports_matplotlib_is_forked_from_a_zygote_that_has_i
     assert "warm False" in outputs[1]
     # The folder matplotlib cached its fonts in while the zygote imported it is gone already,
     # so a grader killed now leaves nothing behind.
-    warm = zygote.client(isolation.offered(), ("matplotlib.pyplot",))
+    warm = POOL[0].client(isolation.offered(), ("matplotlib.pyplot",))
     assert warm.alive and not Path(warm.cache).exists()
 
 
@@ -258,7 +283,7 @@ def test_a_zygote_that_cannot_be_had_leaves_a_confined_fresh_interpreter(monkeyp
     def lost(*args, **kwargs):
         raise zygote.ZygoteLost("the zygote did not start (planted)")
 
-    monkeypatch.setattr(zygote, "spawn", lost)
+    monkeypatch.setattr(zygote.Zygotes, "spawn", lost)
     score, worker, described = _graded_by_default()
     assert (score, worker) == (10.0, "fresh")
     assert ("started as a fresh interpreter: the zygote failed (the zygote did not start "

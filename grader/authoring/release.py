@@ -97,11 +97,12 @@ def _refuse_working_stubs(files: list[tuple[Path, str]], assignment: Assignment,
     the public references `stored`), passes a check of an exercise that students write:
     however it got there, that is a solution."""
     from grader.pipeline import grading
-    from grader.sandbox import zygote
+    from grader.sandbox.zygote import Zygotes
 
     written = _written(assignment)
-    options = grading.Options(public_only=True)
-    with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch, zygote.kept():
+    with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch, \
+            Zygotes() as zygotes:
+        options = grading.Options(public_only=True, zygotes=zygotes)
         for source, text in files:
             copy = Path(scratch) / source.name
             copy.write_text(text, encoding="utf-8")

@@ -34,7 +34,8 @@ from grader.errors import UsageError
 from grader.model import Assignment, Result, Status
 from grader.pipeline import grading, submissions
 from grader.report.files import report_path
-from grader.sandbox import isolation, zygote
+from grader.sandbox import isolation
+from grader.sandbox.zygote import Zygotes
 
 CHECK_EVERY_S = 5.0
 """While no result comes, the pool is asked this often whether it can still grade."""
@@ -129,7 +130,7 @@ def write_outputs(out: Path, job: Job, graded: Graded) -> None:
 
 
 class Threads:
-    """`jobs` threads of this process, sharing one warm zygote."""
+    """`jobs` threads of this process, sharing the command's zygotes (or their own)."""
 
     label = "grading"
 
@@ -140,7 +141,9 @@ class Threads:
     def __enter__(self) -> Threads:
         self._stored = grading.ready(self.assignment, self.options)
         with ExitStack() as stack:
-            stack.enter_context(zygote.kept())
+            if self.options.zygotes is None:
+                zygotes = stack.enter_context(Zygotes())
+                self.options = replace(self.options, zygotes=zygotes)
             self._pool = stack.enter_context(ThreadPoolExecutor(max_workers=self.jobs))
             self._stack = stack.pop_all()
         return self

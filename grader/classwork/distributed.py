@@ -34,6 +34,7 @@ import time
 import uuid
 from concurrent.futures import Future
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,8 @@ from grader.classwork import jobs
 from grader.errors import GraderError, IsolationError, UsageError
 from grader.model import Assignment
 from grader.pipeline import grading, loading, submissions
-from grader.sandbox import isolation, zygote
+from grader.sandbox import isolation
+from grader.sandbox.zygote import Zygotes
 from grader.spec import references, registry
 
 INSTALL = 'pip install "attention-grader[dask]"'
@@ -78,15 +80,16 @@ def parcel(path: Path, options: grading.Options) -> tuple[bytes, int]:
 
 class Grading(distributed.WorkerPlugin):
     """The worker plugin of one batch: the assignment, the options and the references, checked
-    on each worker as it joins; the worker's zygote is kept until the batch ends."""
+    on each worker as it joins; the worker's zygotes are kept until the batch ends."""
 
     def __init__(self, name: str, assignment: str, options: grading.Options) -> None:
         self.name = name
         self.assignment_name = assignment
-        self.options = options
+        # The client's zygotes stay with the client: each worker starts its own in `setup`.
+        self.options = replace(options, zygotes=None)
         self.version = __version__
         self.problem: GraderError | None = None
-        self.held = False
+        self.zygotes: Zygotes | None = None
 
     def setup(self, worker: Any) -> None:
         """On the worker: check what grading needs; a GraderError names the worker."""
@@ -107,14 +110,14 @@ class Grading(distributed.WorkerPlugin):
         except GraderError as exc:
             self.problem = type(exc)(f"Dask worker {worker.address}: {exc.message}")
             raise self.problem from None
-        zygote.hold()
-        self.held = True
+        self.zygotes = Zygotes()
+        self.options = replace(self.options, zygotes=self.zygotes)
 
     def teardown(self, worker: Any) -> None:
-        """On the worker: let the zygote go (it stops unless another batch holds it)."""
-        if self.held:
-            self.held = False
-            zygote.release()
+        """On the worker: stop the batch's zygotes."""
+        if self.zygotes is not None:
+            self.zygotes.close()
+            self.zygotes = None
 
 
 def grade_remote(plugin: str, job: jobs.Job, parcels: tuple[tuple[bytes, int], ...]) -> str:

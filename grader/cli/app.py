@@ -5,6 +5,7 @@ is printed and the exit code. Errors are caught here, and only here."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 from collections.abc import Callable, Sequence
@@ -12,10 +13,29 @@ from typing import TextIO
 
 from grader.cli import parser
 from grader.errors import GraderError
+from grader.sandbox.limits import Engine
 
-Before = Callable[[argparse.Namespace], None]
-"""What to do once the command line is parsed, before the command's modules are imported
-(the entry point starts the fork server there)."""
+COMMANDS = ("run", "check", "batch")
+"""The commands that grade here, with the engine of `--engine`."""
+
+
+def wants_zygote(args: argparse.Namespace) -> bool:
+    """Whether the parsed command grades here with the fork server (`--engine fast`, the
+    default); a batch on a Dask cluster grades on the cluster's workers, not here."""
+    return (args.command in COMMANDS and not getattr(args, "dask", None)
+            and args.engine is Engine.FAST)
+
+
+def own_zygotes(args: argparse.Namespace, stack: contextlib.ExitStack) -> None:
+    """Give a command that grades here the zygotes it forks from (`args.zygotes`), started
+    in the background now, so that the zygote boots while the command's modules are
+    imported, and stopped when the command is done; None for any other command."""
+    args.zygotes = None
+    if wants_zygote(args):
+        from grader.sandbox.zygote import Zygotes
+
+        args.zygotes = stack.enter_context(Zygotes())
+        args.zygotes.prestart(())  # the assignments of the book need no preload but numpy
 
 
 def handler(args: argparse.Namespace) -> Callable[[argparse.Namespace, TextIO], int]:
@@ -26,7 +46,7 @@ def handler(args: argparse.Namespace) -> Callable[[argparse.Namespace, TextIO], 
     return function
 
 
-def run(argv: Sequence[str], out: TextIO, err: TextIO, before: Before | None = None) -> int:
+def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
     """Run `grade` with arguments; return the exit code. Testable without a subprocess."""
     # Under GitHub Actions, a line such as "::error::" printed by student code (echoed in a
     # message) would be read as a workflow command: stop command processing around our output.
@@ -39,9 +59,9 @@ def run(argv: Sequence[str], out: TextIO, err: TextIO, before: Before | None = N
         out.write(f"::stop-commands::{token}\n")
     try:
         args = parser.parse(argv)
-        if before is not None:
-            before(args)
-        return int(handler(args)(args, out))
+        with contextlib.ExitStack() as stack:
+            own_zygotes(args, stack)
+            return int(handler(args)(args, out))
     except parser.Shown as shown:
         out.write(shown.text)
         return 0

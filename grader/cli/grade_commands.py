@@ -20,7 +20,6 @@ from grader.pipeline import grading, submissions
 from grader.pipeline.grading import Options
 from grader.report import terminal
 from grader.report.files import report_path
-from grader.sandbox import zygote
 from grader.spec import registry
 
 MAX_SUMMARY = 1 << 20
@@ -38,7 +37,8 @@ def expand(paths: Sequence[str], out: TextIO | None = None) -> list[Path]:
 def options(args: argparse.Namespace, public_only: bool) -> Options:
     """How to grade, as the parsed command line says."""
     return Options(limits=parser.limits(args), on_error=args.on_error, engine=args.engine,
-                   public_only=public_only, require_namespaces=args.require_namespaces)
+                   public_only=public_only, require_namespaces=args.require_namespaces,
+                   zygotes=getattr(args, "zygotes", None))
 
 
 def _grade_all(args: argparse.Namespace, out: TextIO, public_only: bool) -> list[Result]:
@@ -52,8 +52,7 @@ def _grade_all(args: argparse.Namespace, out: TextIO, public_only: bool) -> list
     how = options(args, public_only)
     color = out.isatty() if hasattr(out, "isatty") else False
     results: list[Result] = []
-    with zygote.kept():  # one zygote for the whole run
-        _grade_each(args, plan, how, out, color, results)
+    _grade_each(args, plan, how, out, color, results)
     _write_outputs(args, results)
     return results
 

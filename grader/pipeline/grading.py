@@ -7,9 +7,10 @@ the stages before it.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -42,9 +43,10 @@ from grader.pipeline import (
     submissions,
 )
 from grader.pipeline.judging import Context, judge
-from grader.sandbox import isolation, zygote
+from grader.sandbox import isolation
 from grader.sandbox.limits import Limits, cap
 from grader.sandbox.session import NOT_IMPLEMENTED, Engine, OnError, SandboxConfig, Session
+from grader.sandbox.zygote import Zygotes
 from grader.spec import references, registry
 
 REPLY_FLOOR = 1 << 20
@@ -74,6 +76,9 @@ class Options:
     clock: disclosure.Clock = disclosure.wall_clock
     """Now, to tell whether the assignment's `show_hidden_after` has passed (tests pass
     their own)."""
+    zygotes: Zygotes | None = field(default=None, compare=False, repr=False)
+    """The warm interpreters of the command that grades (`zygote.Zygotes`, `--engine fast`);
+    with None, each grading starts its own and stops it when it is done."""
 
 
 def failed_result(assignment: Assignment, submission: str, error: str,
@@ -137,6 +142,26 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None,
     options = options or Options()
     if stored is None:
         stored = ready(assignment, options)
+    with _zygotes(options) as options:
+        return _grade(path, assignment, options, stored)
+
+
+def _zygotes(options: Options) -> contextlib.AbstractContextManager[Options]:
+    """`options` with the command's zygotes, or with zygotes of their own, stopped on leaving
+    (a grading that no command gave any: a test, the release's check)."""
+    if options.zygotes is not None or options.engine is not Engine.FAST:
+        return contextlib.nullcontext(options)
+    return _own_zygotes(options)
+
+
+@contextlib.contextmanager
+def _own_zygotes(options: Options) -> Iterator[Options]:
+    with Zygotes() as zygotes:
+        yield replace(options, zygotes=zygotes)
+
+
+def _grade(path: Path, assignment: Assignment, options: Options,
+           stored: references.References) -> Result:
     started = time.monotonic()
     try:
         submission = loading.load(path, options.limits, assignment.name)
@@ -145,7 +170,7 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None,
                              public_only=options.public_only)
     session = _session(submission, assignment, options, started)
     try:
-        with zygote.kept(), session:
+        with session:
             cells = _located(session.run(submission), submission)
             names = [exercise.name for exercise in assignment.exercises]
             reads = notebook_globals.globals_read(submission, names)
@@ -193,7 +218,7 @@ def grade_files(paths: Sequence[Path], assignment: Assignment, options: Options 
     if stored is None:
         stored = ready(assignment, options)
     results = []
-    with zygote.kept():  # one zygote for every file
+    with _zygotes(options) as options:  # one zygote for every file
         for index, path in enumerate(paths):
             graded = copies[index] if copies else path
             try:
@@ -249,7 +274,7 @@ def _session(submission: Submission, assignment: Assignment, options: Options,
             module_name="__main__" if submission.kind == "notebook" else "submission",
             on_error=options.on_error, engine=options.engine,
             watch=tuple(exercise.name for exercise in assignment.exercises),
-            closed=closed(assignment, Path(submission.path), options))
+            closed=closed(assignment, Path(submission.path), options), zygotes=options.zygotes)
     except ValueError as exc:
         raise UsageError(f"{exc}; use --engine {'|'.join(e.value for e in Engine)} and "
                          f"--on-error {'|'.join(o.value for o in OnError)}") from None

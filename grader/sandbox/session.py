@@ -26,6 +26,7 @@ from grader.sandbox.transport import (
     WorkerLost,
     WorkerStart,
 )
+from grader.sandbox.zygote import Zygotes
 
 GRACE_S = 2.0
 MAX_RESTARTS = 8
@@ -51,6 +52,9 @@ class SandboxConfig:
     closed: tuple[isolation.Closed, ...] = ()
     """Paths the grader holds (solutions, references, submissions, outputs): where no
     namespaces hide them, the worker checks that its user can open none of them."""
+    zygotes: Zygotes | None = field(default=None, compare=False, repr=False)
+    """The warm interpreters of the command that grades (`--engine fast`); with None, the
+    session starts its own and stops it when it ends."""
 
     def __post_init__(self) -> None:
         # Plain strings ("stop", "kernel") are accepted, and checked, here.
@@ -80,7 +84,8 @@ def transport_for(config: SandboxConfig, offer: isolation.Offer,
         from grader.sandbox.kernel import KernelTransport  # Jupyter only when asked for
 
         return KernelTransport(config.limits, output)
-    return PipeTransport(offer, config.preload, output, use_zygote=config.engine is Engine.FAST)
+    return PipeTransport(offer, config.preload, output, use_zygote=config.engine is Engine.FAST,
+                         zygotes=config.zygotes)
 
 
 class Session:

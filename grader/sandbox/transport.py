@@ -165,7 +165,7 @@ class PipeTransport:
     student's code prints on its stderr, drained into `output`."""
 
     def __init__(self, offer: isolation.Offer, preload: tuple[str, ...], output: CappedOutput,
-                 use_zygote: bool) -> None:
+                 use_zygote: bool, zygotes: zygote.Zygotes | None = None) -> None:
         self.offer = offer
         self.preload = preload
         self.output = output
@@ -178,7 +178,9 @@ class PipeTransport:
         self._reader: threading.Thread | None = None
         self._drain_fd: int | None = None
         self._drain_lock = threading.Lock()
-        self._holding = False
+        # The command's zygotes, or, when it gave none, this transport's own, stopped with it.
+        self._own = zygote.Zygotes() if zygotes is None and self.use_zygote else None
+        self.zygotes = zygotes or self._own
 
     @property
     def alive(self) -> bool:
@@ -209,11 +211,9 @@ class PipeTransport:
     def _fork(self, env: dict[str, str], resources: Resources) -> zygote.Forked | None:
         """A worker forked from the zygote, or None (and why, in `started`): then a fresh
         interpreter is started."""
-        if not self._holding:  # the zygote lives at least as long as this transport
-            zygote.hold()
-            self._holding = True
+        assert self.zygotes is not None
         try:
-            forked = zygote.spawn(self.offer, self.preload, env, resources.home)
+            forked = self.zygotes.spawn(self.offer, self.preload, env, resources.home)
         except zygote.ZygoteLost as lost:
             self.worker = WorkerStart.FRESH
             self.started = f"started as a fresh interpreter: the zygote failed ({lost})"
@@ -239,9 +239,8 @@ class PipeTransport:
 
     def close(self) -> None:
         self.stop()
-        if self._holding:
-            self._holding = False
-            zygote.release()
+        if self._own is not None:
+            self._own.close()
 
     def _drain(self, fd: int) -> None:
         # Each read is added under the lock, so that `settle` never sees a chunk that has

@@ -2,8 +2,9 @@
 
 A fresh interpreter that imports numpy and confines itself takes about 100 ms before it runs a
 statement (a second with torch; `bench/bench_single.py` measures it); a fork of the zygote
-about 6 ms. The zygote pays the start once per grading run and preload set (`kept()`: a
-`grade run`, a batch, one `grading.grade`), and each worker is a fork of it, confined by the
+about 6 ms. The zygote pays the start once per command and preload set (`Zygotes`, owned by
+the command: a `grade run`, a batch, a Dask worker), and each worker is a fork of it,
+confined by the
 same code as a fresh worker (`confine`), except that pages shared with the zygote are charged
 to the grader's memory cgroup, not the submission's. It is the default (`--engine fast`);
 `transport.PipeTransport` falls back to a fresh interpreter where it cannot be had, and says
@@ -41,8 +42,9 @@ generator, and runs `startup.main`: the same limits, the same `confine()` (cgrou
 read-only root, /tmp of its own, leased uid or nested user namespace) and the same loop.
 `hello` finds its modules imported already.
 
-Lifetime: the zygote exits when its socket reaches end of file (the grader exited or was
-killed, in any way), killing its middle processes; each worker dies with its middle process.
+Lifetime: the command that started it stops it when it is done (`Zygotes.close`). Else the
+zygote exits when its socket reaches end of file (the grader exited or was killed, in any
+way), killing its middle processes; each worker dies with its middle process.
 If the zygote dies, its workers die with it; each `Session` sees its worker lost, as after a
 crash, and the next worker start makes a new zygote.
 
@@ -74,7 +76,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -285,95 +286,85 @@ class Client:
             self.proc.stderr.close()
 
 
-_CLIENTS: dict[tuple[str, ...], Client] = {}
-_CLIENTS_LOCK = threading.Lock()
-_KEPT = [0]
-_KEPT_LOCK = threading.Lock()  # not _CLIENTS_LOCK: that one is held while a zygote boots
+class Zygotes:
+    """The warm interpreters one command forks its workers from, one per preload set.
 
+    The command that grades owns them: `with Zygotes() as zygotes:` around its grading (a
+    `grade run`, a batch, a Dask worker's life), handed down in `grading.Options.zygotes` and
+    `SandboxConfig.zygotes`. Leaving the block stops every zygote it started, so that none
+    outlives its grading. A session given none makes its own, stopped with it.
+    """
 
-def hold() -> None:
-    """Keep the zygotes until the matching `release()`."""
-    with _KEPT_LOCK:
-        _KEPT[0] += 1
+    def __init__(self) -> None:
+        self._clients: dict[tuple[str, ...], Client] = {}
+        self._lock = threading.Lock()  # held while a zygote boots: one boot per preload set
+        self._closed = False
 
+    def __enter__(self) -> Zygotes:
+        return self
 
-def release() -> None:
-    """Let go of one `hold()`; when the last is gone, the zygotes are stopped, so that none
-    outlives its grading."""
-    with _KEPT_LOCK:
-        _KEPT[0] -= 1
-        last = _KEPT[0] == 0
-    if last:
-        shutdown()
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
+    def client(self, offer: isolation.Offer, preload: tuple[str, ...]) -> Client:
+        """The zygote for this preload set, started (again, if it died) on first use."""
+        key = tuple(sorted(set(preload)))
+        with self._lock:
+            if self._closed:
+                raise ZygoteLost("its command has finished")
+            current = self._clients.get(key)
+            if current is not None and current.alive and current.proc.poll() is None:
+                return current
+            if current is not None:
+                current.close()
+            self._clients[key] = Client(offer, key)
+            return self._clients[key]
 
-@contextlib.contextmanager
-def kept() -> Iterator[None]:
-    """Keep the zygotes while inside (a `grade run`, a batch, one `grading.grade`), so that
-    the submissions graded inside share them; each session also holds them while it runs."""
-    hold()
-    try:
-        yield
-    finally:
-        release()
+    def prestart(self, preload: tuple[str, ...]) -> None:
+        """Start the zygote for this preload set in the background, so that it boots while
+        the grader does its own work; the first spawn waits for it. Where none can be had,
+        that spawn says why."""
 
+        def start() -> None:
+            offer = isolation.offered()
+            if offer.namespaces:
+                with contextlib.suppress(ZygoteLost):
+                    self.client(offer, preload)
 
-def client(offer: isolation.Offer, preload: tuple[str, ...]) -> Client:
-    """The zygote for this preload set, started (again, if it died) on first use."""
-    key = tuple(sorted(set(preload)))
-    with _CLIENTS_LOCK:
-        current = _CLIENTS.get(key)
-        if current is not None and current.alive and current.proc.poll() is None:
-            return current
-        if current is not None:
-            current.close()
-        _CLIENTS[key] = Client(offer, key)
-        return _CLIENTS[key]
+        threading.Thread(target=start, name="zygote-prestart", daemon=True).start()
 
+    def spawn(self, offer: isolation.Offer, preload: tuple[str, ...], env: dict[str, str],
+              cwd: Path) -> Forked:
+        """A worker forked from the zygote; a zygote found dead is started again once."""
+        for attempt in range(2):
+            current = self.client(offer, preload)
+            try:
+                return current.spawn(env, cwd)
+            except ZygoteLost:
+                if attempt:
+                    raise
+                # Retire this one even if it still looks alive (just killed, not yet reaped,
+                # or a child still holds its socket): the retry must start a new zygote.
+                self._retire(current)
+        raise AssertionError("unreachable")
 
-def prestart(preload: tuple[str, ...]) -> None:
-    """Start the zygote for this preload set in the background, so that it boots while the
-    grader does its own work; the first spawn waits for it. Where none can be had, that
-    spawn says why."""
+    def _retire(self, current: Client) -> None:
+        """Stop `current` and forget it, unless another thread already replaced it."""
+        with self._lock:
+            for key, known in list(self._clients.items()):
+                if known is current:
+                    del self._clients[key]
+        current.close()
 
-    def start() -> None:
-        offer = isolation.offered()
-        if offer.namespaces:
-            with contextlib.suppress(ZygoteLost):
-                client(offer, preload)
+    def running(self) -> dict[tuple[str, ...], Client]:
+        """The zygotes started and not stopped, by preload set (for tests)."""
+        with self._lock:
+            return dict(self._clients)
 
-    threading.Thread(target=start, name="zygote-prestart", daemon=True).start()
-
-
-def spawn(offer: isolation.Offer, preload: tuple[str, ...], env: dict[str, str],
-          cwd: Path) -> Forked:
-    """A worker forked from the zygote; a zygote found dead is started again once."""
-    for attempt in range(2):
-        current = client(offer, preload)
-        try:
-            return current.spawn(env, cwd)
-        except ZygoteLost:
-            if attempt:
-                raise
-            # Retire this one even if it still looks alive (just killed, not yet reaped, or
-            # a child still holds its socket): the retry must start a new zygote.
-            _retire(current)
-    raise AssertionError("unreachable")
-
-
-def _retire(current: Client) -> None:
-    """Stop `current` and forget it, unless another thread already replaced it."""
-    with _CLIENTS_LOCK:
-        for key, known in list(_CLIENTS.items()):
-            if known is current:
-                del _CLIENTS[key]
-    current.close()
-
-
-def shutdown() -> None:
-    """Stop every zygote of this process (they also stop when it exits)."""
-    with _CLIENTS_LOCK:
-        for current in _CLIENTS.values():
-            current.close()
-        _CLIENTS.clear()
-
+    def close(self) -> None:
+        """Stop every zygote (they also stop when this process exits); no new one starts."""
+        with self._lock:
+            self._closed = True
+            for current in self._clients.values():
+                current.close()
+            self._clients.clear()
