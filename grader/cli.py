@@ -14,10 +14,10 @@ from typing import TextIO
 from grader import __version__, result_json, text
 from grader.classwork import gradebook
 from grader.errors import GraderError, UsageError
-from grader.model import Result, Status
 from grader.pipeline import grading, submissions
 from grader.pipeline.grading import Options
 from grader.report import terminal
+from grader.results import CheckStatus, Result, ResultStatus
 from grader.sandbox import zygote
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import Engine, OnError
@@ -207,15 +207,15 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         text = "\n".join(markdown_report.render(r) for r in results)
         with open(summary, "a", encoding="utf-8") as stream:
             stream.write(text[:MAX_SUMMARY])
-    failed = [r for r in results if r.status is Status.ERROR
+    failed = [r for r in results if r.status is ResultStatus.ERROR
               or (args.fail_under is not None and r.score < args.fail_under)]
     return 1 if failed else 0
 
 
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     results = _grade_all(args, out, public_only=True)
-    ok = all(r.status is Status.GRADED and all(e.status is Status.PASSED for e in r.exercises)
-             for r in results)
+    ok = all(r.status is ResultStatus.GRADED
+             and all(e.status is CheckStatus.PASSED for e in r.exercises) for r in results)
     return 0 if ok else 1
 
 

@@ -30,9 +30,10 @@ from typing import Protocol, TextIO
 from grader import result_json, text
 from grader.classwork.gradebook import Gradebook
 from grader.errors import IsolationError, UsageError
-from grader.model import Assignment, Result, Status
+from grader.model import Assignment
 from grader.pipeline import combine, grading, submissions
 from grader.report import html, markdown
+from grader.results import Result, ResultStatus
 from grader.sandbox import isolation, zygote
 from grader.spec import references
 
@@ -149,9 +150,10 @@ class Graded:
     """One submission graded: its result, and its reports rendered where it was graded."""
 
     result: Result
-    """The result; from a Dask worker, read back from its JSON (`report.json.from_dict`)."""
+    """The result; from a Dask worker, read back whole from its instructor's JSON
+    (`grader.result_json.from_dict`)."""
     html: str
-    """The HTML report, rendered from the whole result (the JSON leaves out its heatmaps)."""
+    """The HTML report, rendered where the result was graded."""
     markdown: str
     """The Markdown report."""
 
@@ -311,7 +313,7 @@ def _grade_all(pool: Pool, todo: Sequence[Job], out: Path, book: Gradebook,
                     write_outputs(out, job, graded)
                 record([(job.student, job.relative, graded.result) for job, graded in finished])
                 for job, graded in finished:
-                    errors += graded.result.status is Status.ERROR
+                    errors += graded.result.status is ResultStatus.ERROR
                     report(job, graded.result)
         except BaseException:
             for future in pending:
@@ -354,7 +356,7 @@ def _progress(stream: TextIO, total: int, label: str = "grading"
         elapsed = max(time.monotonic() - started, 1e-9)
         rate = done[0] / elapsed
         left = (total - done[0]) / rate
-        outcome = (f"{result.score:g}/{result.max_score:g}" if result.status is Status.GRADED
+        outcome = (f"{result.score:g}/{result.max_score:g}" if result.status is ResultStatus.GRADED
                    else "could not be graded")
         # The name and path come from the submissions folder: one clean line each.
         stream.write(f"[{done[0]}/{total}] {text.one_line(job.student)} "

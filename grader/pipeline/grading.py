@@ -17,20 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from grader.errors import GraderError, IsolationError, SpecError, SubmissionError, UsageError
-from grader.model import (
-    Assignment,
-    Case,
-    CellResult,
-    CheckResult,
-    Diagnosis,
-    Exercise,
-    ExerciseResult,
-    Inputs,
-    Result,
-    Status,
-    Submission,
-    Visibility,
-)
+from grader.model import Assignment, Case, Exercise, Inputs, Visibility
 from grader.pipeline import (
     combine,
     compare,
@@ -43,10 +30,20 @@ from grader.pipeline import (
     scoring,
     submissions,
 )
+from grader.results import (
+    CellResult,
+    CheckResult,
+    CheckStatus,
+    Diagnosis,
+    ExerciseResult,
+    Result,
+    ResultStatus,
+)
 from grader.sandbox import isolation, zygote
 from grader.sandbox.limits import Limits, cap
 from grader.sandbox.session import NOT_IMPLEMENTED, Engine, OnError, SandboxConfig, Session
 from grader.spec import references, registry
+from grader.submission import Submission
 
 REPLY_FLOOR = 1 << 20
 REPLY_FACTOR = 16
@@ -84,7 +81,7 @@ class Options:
 def failed_result(assignment: Assignment, submission: str, error: str,
                   duration_s: float = 0.0, **fields: object) -> Result:
     """The result of a submission that could not be graded at all."""
-    return Result(assignment=assignment.name, submission=submission, status=Status.ERROR,
+    return Result(assignment=assignment.name, submission=submission, status=ResultStatus.ERROR,
                   score=0.0, max_score=assignment.max_score, duration_s=round(duration_s, 3),
                   error=error, **fields)  # type: ignore[arg-type]
 
@@ -169,7 +166,7 @@ def grade(path: Path, assignment: Assignment, options: Options | None = None,
                              time.monotonic() - started, public_only=options.public_only,
                              sha256=submission.sha256, grader_failed=True)
     score, max_score = scoring.total(exercises)
-    result = Result(assignment=assignment.name, submission=str(path), status=Status.GRADED,
+    result = Result(assignment=assignment.name, submission=str(path), status=ResultStatus.GRADED,
                     score=score, max_score=max_score,
                     duration_s=round(time.monotonic() - started, 3), cells=cells,
                     exercises=exercises, isolation=session.isolation, output=output,
@@ -364,7 +361,7 @@ def judge(exercise: Exercise, case: Case, value: object, expected: references.Ou
     if case.visibility is Visibility.HIDDEN:  # shown only after show_hidden_after (disclosure)
         detail = cap(compare.compare(value, expected, exercise.outputs, case.rtol, case.atol,
                                      reveal=True).message)
-    check = scoring.failed_check(case.name, exercise, Status.FAILED, result.message,
+    check = scoring.failed_check(case.name, exercise, CheckStatus.FAILED, result.message,
                                  diagnosis=diagnosis, views=result.views,
                                  visibility=case.visibility, note=case.note)
     return replace(check, alternatives=alternatives, detail=detail), False
@@ -416,7 +413,7 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
                                exercise.tensors, at=at, max_bytes=reply_limit(expected))
         if outcome.printed:
             printed.append(outcome.printed)
-        if outcome.status is Status.PASSED:
+        if outcome.status is CheckStatus.PASSED:
             check, passed = judge(exercise, case, outcome.value, expected, inputs, context)
             if passed and at == "definition":
                 check = replace(check, caution=LATE)
@@ -430,7 +427,7 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
                 diagnosis = diagnose.uses_global(exercise, context.reads, inputs,
                                                  context.example)
             message, detail = outcome.message, ""
-            if outcome.status is Status.MISSING and exercise.notebook:
+            if outcome.status is CheckStatus.MISSING and exercise.notebook:
                 message += f" (it belongs in {exercise.notebook})"
             if case.visibility is Visibility.HIDDEN:  # the whole message once it is due
                 message, detail = hidden_error(message), cap(message)
@@ -438,7 +435,7 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
                 case.name, exercise, outcome.status, message, diagnosis=diagnosis,
                 visibility=case.visibility, note=case.note, detail=detail)
         first = first or check
-        if outcome.status in (Status.MISSING, Status.TIMEOUT):
+        if outcome.status in (CheckStatus.MISSING, CheckStatus.TIMEOUT):
             break  # never defined, or too slow to try twice
     assert first is not None
     return first, "\n".join(printed)

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from grader.errors import SubmissionError
-from grader.model import Cell, Statement, Submission
 from grader.pipeline import submissions
 from grader.sandbox.limits import Limits, cap
+from grader.submission import Cell, Statement, Submission
 from grader.text import one_line
 
 RESAVE = "re-save it from Jupyter (File > Save) and hand it in again"
