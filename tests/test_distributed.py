@@ -130,7 +130,7 @@ def test_a_batch_on_local_workers_records_what_a_local_batch_does(local, tmp_pat
         in stdout.getvalue()
     # The command line allows 50 MB a file: ivan's file, too big for OPTIONS, is graded.
     assert rows(out, leave_out=("ivan",)) == without_ivan(expected)
-    assert [row[4:7] for row in rows(out) if row[0] == "ivan"] == [("graded", 0.0, 6.0)]
+    assert [row[4:7] for row in rows(out) if row[0] == "ivan"] == [("graded", 0.0, 10.0)]
 
 
 def zygotes() -> dict[str, int]:
