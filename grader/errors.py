@@ -1,6 +1,6 @@
 """One tree of errors for what we, the instructor's setup or the command line got wrong.
 
-A student's mistake is never one of these: it is a `Status` and a message in the result.
+A student's mistake is never one of these: it is a status and a message in the result.
 Each error carries its exit code and a message that names the culprit and the fix.
 """
 

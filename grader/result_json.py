@@ -1,104 +1,152 @@
 """The JSON result, schema "grader.result/1": keys may be added, never removed or renamed.
 
+Both directions follow the fields of the result dataclasses (`grader.results`), so that a
+field added there is written and read back with no list to update here. What differs from
+"one key per field, in field order" is written once below: the schema's key order, the keys
+derived from properties, the fields only the instructor sees, and how an absent value reads.
 `from_dict` reads it back (a batch graded on a Dask worker comes back as this JSON).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import json
+import math
+import types
+import typing
+from collections.abc import Callable
+from functools import cache
 from typing import Any
 
+import numpy as np
+
 from grader import text
-from grader.model import (
-    CellResult,
-    CheckResult,
-    Diagnosis,
-    ExerciseResult,
-    Fingerprint,
-    Result,
-    Status,
-    Visibility,
-)
+from grader.results import CellResult, CheckResult, ExerciseResult, Result
 
 SCHEMA = "grader.result/1"
 
+# The keys as the schema has always ordered them; a field not named here follows them, in
+# the order of the fields.
+_ORDER: dict[type, tuple[str, ...]] = {
+    Result: ("assignment", "submission", "status", "error", "score", "max_score", "duration_s",
+             "cells", "exercises", "public_only", "isolation", "worker", "sha256", "output",
+             "grader_failed", "files", "show_hidden_after", "hidden_shown"),
+    ExerciseResult: ("name", "score", "max_score", "status", "checks", "file", "provided",
+                     "fingerprint"),
+    CheckResult: ("name", "visibility", "passed", "score", "max_score", "status", "message",
+                  "diagnosis", "note", "caution", "scored"),
+    CellResult: ("index", "status", "message", "file", "number", "execution_count", "where"),
+}
+# Properties written for readers of the JSON, never read back.
+DERIVED: dict[type, tuple[str, ...]] = {CheckResult: ("scored",), CellResult: ("where",)}
+# Only the instructor sees these (the gradebook, a Dask batch's results, `--instructor`):
+# what hidden calls printed may hold their inputs; `detail` is a hidden check's message as
+# it reads once its due date has passed; the arrays a failed public check draws and the
+# mistakes its output also matches are the HTML report's, which no student JSON held.
+INSTRUCTOR_ONLY: dict[type, tuple[str, ...]] = {
+    Result: ("hidden_output",), CheckResult: ("views", "alternatives", "detail")}
+# Empty strings the schema writes as null.
+_NULL_WHEN_EMPTY: dict[type, tuple[str, ...]] = {Result: ("show_hidden_after",)}
+# How a key that older JSON lacks reads (else the field's default).
+_ABSENT: dict[tuple[type, str], Callable[[dict[str, Any]], Any]] = {
+    (ExerciseResult, "provided"): lambda data: data["max_score"] == 0}
+# Floats that JSON has no number for, written as strings.
+_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
-def _check(check: CheckResult) -> dict[str, Any]:
-    diagnosis = (None if check.diagnosis is None
-                 else {"id": check.diagnosis.id, "message": check.diagnosis.message})
-    return {"name": check.name, "visibility": check.visibility.value, "passed": check.passed,
-            "score": check.score, "max_score": check.max_score, "status": check.status.value,
-            "message": check.message, "diagnosis": diagnosis, "note": check.note,
-            "caution": check.caution,
-            "scored": check.scored}
+
+def keys(kind: type, instructor: bool = True) -> tuple[str, ...]:
+    """The keys of a dataclass's JSON object, in order (without "schema")."""
+    names = [f.name for f in dataclasses.fields(kind)]
+    pinned = _ORDER.get(kind, ())
+    found = [*pinned, *(name for name in names if name not in pinned)]
+    hidden = () if instructor else INSTRUCTOR_ONLY.get(kind, ())
+    return tuple(name for name in found if name not in hidden)
 
 
-def _exercise(exercise: ExerciseResult) -> dict[str, Any]:
-    return {"name": exercise.name, "score": exercise.score, "max_score": exercise.max_score,
-            "status": exercise.status.value, "checks": [_check(c) for c in exercise.checks],
-            "file": exercise.file, "provided": exercise.provided,
-            "fingerprint": None if exercise.fingerprint is None else {
-                "digest": exercise.fingerprint.digest, "nodes": exercise.fingerprint.nodes}}
+def _encode(value: Any, instructor: bool) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _object(value, instructor)
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, tuple):
+        return [_encode(part, instructor) for part in value]
+    if isinstance(value, np.ndarray):
+        return {"dtype": value.dtype.name, "shape": list(value.shape),
+                "values": [_number(v) for v in value.ravel().tolist()]}
+    return value
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
+    return value
+
+
+def _object(value: Any, instructor: bool) -> dict[str, Any]:
+    kind = type(value)
+    found = {}
+    for key in keys(kind, instructor):
+        item = getattr(value, key)
+        if key in _NULL_WHEN_EMPTY.get(kind, ()) and not item:
+            item = None
+        found[key] = _encode(item, instructor)
+    return found
 
 
 def to_dict(result: Result, instructor: bool = False) -> dict[str, Any]:
     """The result as plain JSON data, every string of it `clean`ed. `instructor` adds what
-    only the instructor may see (`hidden_output`): the gradebook and a Dask batch's results
-    have it, a student's JSON never."""
-    result = text.clean_fields(result)
-    found = {
-        "schema": SCHEMA, "assignment": result.assignment, "submission": result.submission,
-        "status": result.status.value, "error": result.error, "score": result.score,
-        "max_score": result.max_score, "duration_s": result.duration_s,
-        "cells": [{"index": c.index, "status": c.status.value, "message": c.message,
-                   "file": c.file, "number": c.number, "execution_count": c.execution_count,
-                   "where": c.where} for c in result.cells],
-        "exercises": [_exercise(e) for e in result.exercises],
-        "public_only": result.public_only, "isolation": result.isolation,
-        "worker": result.worker,
-        "sha256": result.sha256, "output": result.output,
-        "grader_failed": result.grader_failed, "files": list(result.files),
-        "show_hidden_after": result.show_hidden_after or None,
-        "hidden_shown": result.hidden_shown,
-    }
-    if instructor:
-        found["hidden_output"] = result.hidden_output
-    return found
+    only the instructor may see (`INSTRUCTOR_ONLY`): the gradebook and a Dask batch's
+    results have it, a student's JSON never."""
+    return {"schema": SCHEMA, **_object(text.clean_fields(result), instructor)}
+
+
+@cache
+def _hints(kind: type) -> dict[str, Any]:
+    return typing.get_type_hints(kind)
+
+
+def _decode(value: Any, hint: Any) -> Any:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None:
+            return None
+        (other,) = [arg for arg in args if arg is not type(None)]
+        return _decode(value, other)
+    if origin is tuple:
+        return tuple(_decode(part, args[0]) for part in value)
+    if hint is np.ndarray:
+        numbers = [_NON_FINITE.get(v, v) if isinstance(v, str) else v for v in value["values"]]
+        return np.array(numbers, dtype=value["dtype"]).reshape(value["shape"])
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _read(hint, value)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return hint(value)
+    return value
+
+
+def _read(kind: type, data: dict[str, Any]) -> Any:
+    hints = _hints(kind)
+    found = {}
+    for field in dataclasses.fields(kind):
+        if field.name in data:
+            value = data[field.name]
+            if value is None and field.name in _NULL_WHEN_EMPTY.get(kind, ()):
+                value = ""
+            found[field.name] = _decode(value, hints[field.name])
+        elif (kind, field.name) in _ABSENT:
+            found[field.name] = _ABSENT[kind, field.name](data)
+        elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+            raise KeyError(field.name)
+    return kind(**found)
 
 
 def from_dict(data: dict[str, Any]) -> Result:
-    """The `Result` that `to_dict` made `data` from: `to_dict(from_dict(data)) == data`. What
-    the JSON leaves out (the arrays a failed public check draws, a diagnosis's alternatives)
-    comes back empty; the JSON is `clean`, so its strings are."""
-    return Result(
-        assignment=data["assignment"], submission=data["submission"],
-        status=Status(data["status"]), score=data["score"], max_score=data["max_score"],
-        duration_s=data["duration_s"], error=data["error"],
-        cells=tuple(CellResult(c["index"], Status(c["status"]), c["message"], c["file"],
-                               c["number"], c["execution_count"]) for c in data["cells"]),
-        exercises=tuple(_exercise_from(e) for e in data["exercises"]),
-        isolation=data["isolation"], worker=data["worker"], output=data["output"],
-        public_only=data["public_only"], sha256=data["sha256"],
-        grader_failed=data["grader_failed"], files=tuple(data["files"]),
-        hidden_output=data.get("hidden_output", ""))
-
-
-def _exercise_from(data: dict[str, Any]) -> ExerciseResult:
-    mark = data["fingerprint"]
-    return ExerciseResult(
-        data["name"], Status(data["status"]), data["score"], data["max_score"],
-        tuple(_check_from(c) for c in data["checks"]), data["file"],
-        None if mark is None else Fingerprint(mark["digest"], mark["nodes"]),
-        provided=data.get("provided", data["max_score"] == 0))
-
-
-def _check_from(data: dict[str, Any]) -> CheckResult:
-    found = data["diagnosis"]
-    return CheckResult(
-        data["name"], Visibility(data["visibility"]), data["passed"], data["score"],
-        data["max_score"], Status(data["status"]), data["message"],
-        None if found is None else Diagnosis(found["id"], found["message"]),
-        note=data["note"], caution=data["caution"])
+    """The `Result` that `to_dict` made `data` from: `to_dict(from_dict(data)) == data`, and
+    from an instructor's JSON, the whole result (`clean`: the JSON's strings are). What a
+    student's JSON leaves out comes back empty."""
+    result: Result = _read(Result, data)
+    return result
 
 
 def render(result: Result, instructor: bool = False) -> str:

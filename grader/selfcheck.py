@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from grader.errors import UsageError
-from grader.model import Assignment, CheckResult, Exercise, Result, Status, Visibility
+from grader.model import Assignment, Exercise, Visibility
 from grader.pipeline import judging, scoring
+from grader.results import CheckResult, CheckStatus, Result, ResultStatus
 from grader.sandbox.inside.calling import invoke
 from grader.spec import checkfile as released
 from grader.spec import references, registry
@@ -77,7 +78,7 @@ def run(name: str, target: Any, assignment: str | None = None) -> Result:
             continue
         inputs = case.inputs()
         if target is None:
-            checks.append(scoring.failed_check(case.name, exercise, Status.MISSING,
+            checks.append(scoring.failed_check(case.name, exercise, CheckStatus.MISSING,
                                                f"no {exercise.kind} named {name} is defined",
                                                visibility=case.visibility, note=case.note))
             continue
@@ -85,11 +86,11 @@ def run(name: str, target: Any, assignment: str | None = None) -> Result:
             value = invoke(target, exercise.kind, inputs, case.init_kwargs, exercise.tensors)
         except NotImplementedError:
             checks.append(scoring.failed_check(
-                case.name, exercise, Status.ERROR, NOT_IMPLEMENTED, visibility=case.visibility,
+                case.name, exercise, CheckStatus.ERROR, NOT_IMPLEMENTED, visibility=case.visibility,
                 note=case.note))
             continue
         except Exception as exc:  # the student's error is feedback
-            checks.append(scoring.failed_check(case.name, exercise, Status.ERROR,
+            checks.append(scoring.failed_check(case.name, exercise, CheckStatus.ERROR,
                                                f"raised {type(exc).__name__}: {exc}",
                                                visibility=case.visibility, note=case.note))
             continue
@@ -98,7 +99,7 @@ def run(name: str, target: Any, assignment: str | None = None) -> Result:
         checks.append(check)
     graded = scoring.exercise_result(exercise, checks)
     return Result(assignment=chosen.name, submission=f"{name} (in this notebook)",
-                  status=Status.GRADED, score=graded.score, max_score=graded.max_score,
+                  status=ResultStatus.GRADED, score=graded.score, max_score=graded.max_score,
                   duration_s=round(time.monotonic() - started, 3), exercises=(graded,),
                   public_only=True)
 

@@ -56,7 +56,7 @@ def clean_tree(value: object) -> object:
 def clean_fields(value: T) -> T:
     """`clean` every string of a frozen dataclass, recursively through its fields and tuples.
 
-    Enum members (`Status` is a `str`) and arrays are left as they are.
+    Enum members (the statuses are `str`s) and arrays are left as they are.
     """
     item: Any = value
     if type(item) is str:

@@ -12,8 +12,9 @@ import time
 import pytest
 
 from grader import cli
-from grader.model import Status, Visibility
+from grader.model import Visibility
 from grader.pipeline import grading, scoring
+from grader.results import CellStatus, CheckStatus, ResultStatus
 from grader.sandbox.limits import MESSAGE_CHARS, Limits
 from grader.spec import registry
 from tests.test_attacks import HONEST, HONEST_SCORE  # qkv_projections and causal_mask right
@@ -46,7 +47,7 @@ def test_a_12_mb_notebook_is_refused_quickly_and_nothing_large_is_written(tmp_pa
     result = grade(path)
     assert time.monotonic() - started < FAST_S
     assert (result.status, result.score, result.cells, result.exercises) == (
-        Status.ERROR, 0.0, (), ())
+        ResultStatus.ERROR, 0.0, (), ())
     assert result.error == (
         f"{path}: has 12.0 MB of code, over the 2 MB limit for all the code of a submission "
         "(--max-code-mb); remove pasted data, generated code and unused cells, and hand it in "
@@ -80,9 +81,9 @@ def test_large_outputs_with_little_code_are_graded_normally(tmp_path):
                     outputs=[image])
     assert path.stat().st_size > 30 * MB  # 11 MB of image in each of three cells
     result = grade(path)
-    assert result.status is Status.GRADED and result.error is None
+    assert result.status is ResultStatus.GRADED and result.error is None
     assert result.score == HONEST_SCORE
-    assert [cell.status for cell in result.cells] == [Status.OK] * 3
+    assert [cell.status for cell in result.cells] == [CellStatus.OK] * 3
 
 
 INVALID_60_KB = {
@@ -100,9 +101,9 @@ def test_a_60_kb_invalid_cell_is_a_syntax_error_found_quickly(tmp_path, kind):
     started = time.monotonic()
     result = grade(path)
     assert time.monotonic() - started < FAST_S
-    assert result.status is Status.GRADED and result.score == HONEST_SCORE
+    assert result.status is ResultStatus.GRADED and result.score == HONEST_SCORE
     assert [(c.index, c.status, c.message) for c in result.problem_cells] == [
-        (2, Status.ERROR, f"{error}; the cell did not run")]
+        (2, CellStatus.ERROR, f"{error}; the cell did not run")]
 
 
 def test_many_statements_are_refused_before_they_run(tmp_path):
@@ -119,7 +120,7 @@ def test_a_cell_of_many_skipped_statements_has_a_capped_message(tmp_path):
     path = notebook(tmp_path / "noisy_attention_basics.ipynb", [HONEST, "!ls\n" * 499])
     result = grade(path)
     (cell,) = result.problem_cells
-    assert cell.status is Status.SKIPPED
+    assert cell.status is CellStatus.SKIPPED
     assert len(cell.message) <= MESSAGE_CHARS + 40
 
 
@@ -131,16 +132,16 @@ def causal_self_attention(X, W_q, W_k, W_v):
 ''')
     result = grade(path)
     checks = next(e for e in result.exercises if e.name == "causal_self_attention").checks
-    assert {c.status for c in checks} == {Status.ERROR}
+    assert {c.status for c in checks} == {CheckStatus.ERROR}
     assert max(len(c.message) for c in checks) <= MESSAGE_CHARS + 40
 
 
 def test_check_messages_are_capped_where_checks_are_built():
     exercise = registry.get("attention_basics").exercise("softmax")
-    check = scoring.failed_check("vector", exercise, Status.ERROR, "y" * 10_000,
+    check = scoring.failed_check("vector", exercise, CheckStatus.ERROR, "y" * 10_000,
                                  visibility=Visibility.PUBLIC)
     assert check.message == "y" * MESSAGE_CHARS + "… (8,000 more characters)"
-    assert scoring.failed_check("vector", exercise, Status.ERROR, "short",
+    assert scoring.failed_check("vector", exercise, CheckStatus.ERROR, "short",
                                 visibility=Visibility.PUBLIC).message == "short"
 
 

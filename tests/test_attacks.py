@@ -18,8 +18,8 @@ import pytest
 
 from grader import cli
 from grader.classwork import batch
-from grader.model import Status
 from grader.pipeline import grading, loading
+from grader.results import CellStatus, CheckStatus, ResultStatus
 from grader.sandbox import isolation, users
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import SandboxConfig, Session
@@ -407,7 +407,7 @@ def softmax(x):
         session.run(loading.load(path))
         outcome = session.call("softmax", "function", (np.zeros(3),), {}, None)
         isolation_text = session.isolation
-    assert outcome.status is Status.PASSED, outcome.message
+    assert outcome.status is CheckStatus.PASSED, outcome.message
     held = int(outcome.value[0])
     if "memory cgroup" in isolation_text:
         assert held <= 1  # 2 x 150 MiB and the worker do not fit in 300 MiB
@@ -450,7 +450,7 @@ for fd in range(3, 12):
     assert not thread.is_alive(), "grading hung on a worker that stopped reading"
     assert time.monotonic() - started < 60
     cells = results[0].cells
-    assert cells[1].status is Status.TIMEOUT
+    assert cells[1].status is CellStatus.TIMEOUT
     assert "the worker stopped reading its requests" in cells[1].message or \
         "stopped after" in cells[1].message
 
@@ -568,7 +568,7 @@ print("CHILD", child)
 
 def test_a_huge_integer_is_a_wrong_answer_not_a_grader_failure(tmp_path):
     result = grade(tmp_path, "def softmax(x):\n    return 10 ** 400\n")
-    assert (result.status, result.grader_failed, result.score) == (Status.GRADED, False,
+    assert (result.status, result.grader_failed, result.score) == (ResultStatus.GRADED, False,
                                                                    HONEST_SCORE)
     softmax = next(e for e in result.exercises if e.name == "softmax")
     assert softmax.checks[0].message == ("returned a Python int too large for 64 bits, which "

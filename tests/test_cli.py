@@ -330,7 +330,8 @@ def test_export_formats_are_the_gradebooks():
 
 
 def test_reports_in_a_folder_are_named_as_a_batch_names_them(tmp_path):
-    from grader.classwork.batch import Graded, Job, write_outputs
+    from grader.classwork.batch import write_outputs
+    from grader.classwork.jobs import Graded, Job
 
     folder = tmp_path / "subs"
     folder.mkdir()

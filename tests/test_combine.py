@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from grader import cli
-from grader.model import Result, Status
 from grader.pipeline import combine, grading
+from grader.results import CellStatus, CheckStatus, Result, ResultStatus
 from grader.sandbox.limits import Limits
 from grader.spec import registry
 from tests.conftest import ROOT
@@ -83,7 +83,7 @@ def test_each_part_alone_scores_only_its_own_exercises(parts):
     first, second = (grading.grade(path, UDL, OPTIONS) for path in parts)
     assert (first.score, second.score) == (ALONE["12_1"], ALONE["12_2"])
     multihead = first.exercises[-1]
-    assert multihead.status is Status.MISSING
+    assert multihead.status is CheckStatus.MISSING
     assert multihead.checks[0].message == ("no function named multihead_scaled_self_attention "
                                            "is defined (it belongs in "
                                            "udl_attention_12_2.ipynb)")
@@ -91,7 +91,7 @@ def test_each_part_alone_scores_only_its_own_exercises(parts):
 
 def test_both_parts_score_each_exercise_from_its_best_file(parts):
     result = grading.grade_files(list(parts), UDL, OPTIONS)
-    assert (result.status, result.score, result.max_score) == (Status.GRADED, 10.0, 10.0)
+    assert (result.status, result.score, result.max_score) == (ResultStatus.GRADED, 10.0, 10.0)
     assert result.files == tuple(str(path) for path in parts)
     assert result.name == "12_1_Self_Attention.ipynb + 12_2_Multihead_Self_Attention.ipynb"
     came_from = {e.name: e.file for e in result.exercises}
@@ -108,9 +108,9 @@ def test_a_file_that_cannot_be_read_costs_the_other_nothing(parts, tmp_path):
     broken = tmp_path / "12_2_broken.ipynb"
     broken.write_text("{ not json")
     result = grading.grade_files([parts[0], broken], UDL, OPTIONS)
-    assert (result.status, result.score) == (Status.GRADED, ALONE["12_1"])
+    assert (result.status, result.score) == (ResultStatus.GRADED, ALONE["12_1"])
     (problem,) = [cell for cell in result.problem_cells if cell.file == str(broken)]
-    assert problem.status is Status.ERROR and problem.index == 0
+    assert problem.status is CellStatus.ERROR and problem.index == 0
     assert "12_2_broken.ipynb" in problem.message and "JSON" in problem.message
 
 
@@ -215,7 +215,7 @@ def test_the_books_two_notebooks_untouched_score_nothing_and_say_not_written_yet
     first = make_submission([setup, softmax, given, attention, scaled], name="12_1_untouched")
     second = make_submission([setup, given, multihead], name="12_2_untouched")
     result = grading.grade_files([first, second], UDL, OPTIONS)
-    assert (result.status, result.score, result.problem_cells) == (Status.GRADED, 0.0, ())
+    assert (result.status, result.score, result.problem_cells) == (ResultStatus.GRADED, 0.0, ())
     for exercise in result.exercises:
         if exercise.name == "softmax_cols":
             assert exercise.max_score == 0.0  # given by the book, never scored

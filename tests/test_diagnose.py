@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader.assignments.variants import CATALOGUE
-from grader.model import Diagnosis
 from grader.pipeline import diagnose, grading
+from grader.results import Diagnosis
 from grader.sandbox.limits import Limits
 from grader.spec import references, registry
 from tests.test_positional_encoding import MISTAKES, with_encoding

@@ -14,10 +14,11 @@ import pytest
 
 from grader import result_json
 from grader.errors import SpecError
-from grader.model import Assignment, Result, Visibility
+from grader.model import Assignment, Visibility
 from grader.pipeline import grading
 from grader.report import gradescope_results as gradescope
 from grader.report import html, junit, markdown, terminal
+from grader.results import Result
 from grader.sandbox.limits import Limits
 from grader.spec import registry
 from tests.conftest import ROOT

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import ipaddress
+import json
 import logging
 import os
 import re
@@ -21,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 try:
@@ -508,3 +510,65 @@ def test_a_worker_without_namespaces_refuses_to_grade(monkeypatch):
         "protocol runs code for anyone who reaches them; grade on hosts that have namespaces "
         "(`grade doctor`), or with a local batch (leave out --dask)")
     assert refused.value.exit_code == 3 and plugin.zygotes is None  # none was started
+
+
+DUE_DECLARATION = '''
+import dataclasses
+from datetime import datetime, timezone
+
+from grader.assignments.positional_encoding import ASSIGNMENT as BASE
+
+ASSIGNMENT = dataclasses.replace(BASE, name="pe_due",
+                                 show_hidden_after=datetime(2020, 6, 1, 18, tzinfo=timezone.utc))
+'''
+
+
+@pytest.fixture
+def due_assignment(tmp_path, monkeypatch):
+    """positional_encoding as "pe_due", whose hidden checks show their details since 2020:
+    a declaration in GRADER_ASSIGNMENTS and its references under that name, which the Dask
+    workers started by the test inherit with the environment."""
+    declarations, stored = tmp_path / "assignments", tmp_path / "references"
+    declarations.mkdir()
+    stored.mkdir()
+    (declarations / "pe_due.py").write_text(DUE_DECLARATION)
+    with np.load(ROOT / "solutions" / "references" / "positional_encoding.npz") as data:
+        arrays = {key: data[key] for key in data.files}
+    meta = json.loads(str(arrays["__meta__"]))
+    arrays["__meta__"] = np.array(json.dumps({**meta, "assignment": "pe_due"}))
+    np.savez(stored / "pe_due.npz", **arrays)
+    monkeypatch.setenv("GRADER_ASSIGNMENTS", str(declarations))
+    monkeypatch.setenv("GRADER_REFERENCES", str(stored))
+    registry.assignments.cache_clear()
+    yield registry.get("pe_due")
+    registry.assignments.cache_clear()
+
+
+def test_a_dask_batch_writes_what_a_local_batch_does_when_hidden_details_are_shown(
+        due_assignment, tmp_path):
+    solution = (ROOT / "solutions" / "positional_encoding.py").read_text()
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    (folder / "alice_pe.py").write_text(solution)  # full marks
+    # Right up to 16 features, the width of every public case: only hidden cases fail.
+    (folder / "bob_pe.py").write_text(solution.replace(
+        "np.arange(0, d_model, 2) / d_model", "np.arange(0, d_model, 2) / min(d_model, 16)"))
+    (folder / "carol_pe.py").write_text("def positional_encoding(:\n")  # broken
+    graded = {}
+    for where in (None, "local:2"):
+        out = tmp_path / (where or "local").replace(":", "")
+        summary = batch.run(folder, due_assignment, out, 2, OPTIONS, progress=io.StringIO(),
+                            dask=where)
+        assert (summary.graded, summary.errors) == (3, 0)
+        graded[where] = rows(out), {name: text.replace(str(folder), "FOLDER")
+                                    for name, text in reports(out).items()}
+    (local_rows, local_reports), (dask_rows, dask_reports) = graded.values()
+    assert [row[:7] for row in local_rows] == [
+        ("alice", "pe_due", "alice_pe.py", *local_rows[0][3:4], "graded", 6.0, 6.0),
+        ("bob", "pe_due", "bob_pe.py", *local_rows[1][3:4], "graded", *local_rows[1][5:6], 6.0),
+        ("carol", "pe_due", "carol_pe.py", *local_rows[2][3:4], "graded", 0.0, 6.0)]
+    assert 0 < local_rows[1][5] < 6
+    shown = json.loads((tmp_path / "local" / "results" / "bob" / "bob_pe.json").read_text())
+    assert (shown["show_hidden_after"], shown["hidden_shown"]) == ("2020-06-01T18:00+00:00", True)
+    assert dask_reports == local_reports
+    assert dask_rows == local_rows

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from grader.model import Status
 from grader.pipeline import grading
+from grader.results import CellStatus, CheckStatus, ResultStatus
 from grader.sandbox import isolation
 from grader.sandbox.limits import Limits
 from grader.spec import registry
@@ -20,11 +20,11 @@ WENT_ON = "; the grader ran the rest of the cell anyway; Jupyter would have stop
 def grade(path, engine: str):
     result = grading.grade(path, registry.get("attention_basics"),
                            grading.Options(limits=LIMITS, engine=engine))
-    assert result.status is Status.GRADED, result.error
+    assert result.status is ResultStatus.GRADED, result.error
     return result
 
 
-def cells(result) -> list[tuple[int, Status, str]]:
+def cells(result) -> list[tuple[int, CellStatus, str]]:
     return [(c.index, c.status, c.message) for c in result.problem_cells]
 
 
@@ -79,13 +79,13 @@ LINES = [
 @pytest.mark.parametrize("engine", ENGINES)
 def test_error_lines_count_from_the_start_of_the_cell(make_submission, engine):
     assert cells(grade(make_submission(LINES), engine)) == [
-        (2, Status.ERROR, "line 4: ZeroDivisionError: division by zero"),
-        (3, Status.ERROR, "line 2: ZeroDivisionError: division by zero; line 6: ValueError: "
+        (2, CellStatus.ERROR, "line 4: ZeroDivisionError: division by zero"),
+        (3, CellStatus.ERROR, "line 2: ZeroDivisionError: division by zero; line 6: ValueError: "
                           "boom" + WENT_ON),
-        (4, Status.ERROR, "line 1: SystemExit(3) ended only this statement; line 4: "
+        (4, CellStatus.ERROR, "line 1: SystemExit(3) ended only this statement; line 4: "
                           "SystemExit('bye') ended only this statement" + WENT_ON),
-        (5, Status.ERROR, "line 3: SyntaxError: 'return' outside function"),
-        (6, Status.ERROR, "line 5: TypeError: f() takes 0 positional arguments but 1 was "
+        (5, CellStatus.ERROR, "line 3: SyntaxError: 'return' outside function"),
+        (6, CellStatus.ERROR, "line 5: TypeError: f() takes 0 positional arguments but 1 was "
                           "given"),
     ]
 
@@ -108,9 +108,9 @@ def test_a_process_that_signals_itself_dies_of_it(make_submission, engine):
     lost = "while it ran; only this statement was lost"
     stopped = "the interpreter was stopped by"
     assert cells(result) == [
-        (2, Status.CRASHED, f"line 2: {stopped} SIGTERM (exit code 143), {lost}{WENT_ON}"),
-        (3, Status.CRASHED, f"line 3: {stopped} SIGHUP (exit code 129), {lost}"),
-        (4, Status.CRASHED, f"line 1: {stopped} SIGUSR1 (exit code 138), {lost}"),
+        (2, CellStatus.CRASHED, f"line 2: {stopped} SIGTERM (exit code 143), {lost}{WENT_ON}"),
+        (3, CellStatus.CRASHED, f"line 3: {stopped} SIGHUP (exit code 129), {lost}"),
+        (4, CellStatus.CRASHED, f"line 1: {stopped} SIGUSR1 (exit code 138), {lost}"),
     ]
     # Each death cost only its statement: the state before it was replayed.
     assert result.output == "the rest of the cell\n42\n42\n"
@@ -138,11 +138,11 @@ raise Sneaky()
     result = grade(make_submission([source, "raise Leaving()", "print('still here')"]),
                    "fast")
     hidden = "<its message cannot be shown: its __str__ or __repr__ raised>"
-    assert cells(result) == [(1, Status.ERROR, f"line 14: Sneaky: {hidden}"),
-                             (2, Status.ERROR, f"line 1: Leaving: {hidden}")]
+    assert cells(result) == [(1, CellStatus.ERROR, f"line 14: Sneaky: {hidden}"),
+                             (2, CellStatus.ERROR, f"line 1: Leaving: {hidden}")]
     assert result.output == "still here\n"
     softmax = next(e for e in result.exercises if e.name == "softmax")
-    assert softmax.status is Status.PASSED
+    assert softmax.status is CheckStatus.PASSED
 
 
 # --------------------------------------------------------------------------- SIGINT
@@ -175,7 +175,7 @@ def test_sigint_raises_keyboard_interrupt_in_the_zygote_as_in_a_fresh_interprete
                         {c.message for c in softmax.checks})
     assert seen["fast"] == seen["fresh"]
     assert seen["fresh"] == (
-        [(2, Status.ERROR, "line 1: KeyboardInterrupt")],
+        [(2, CellStatus.ERROR, "line 1: KeyboardInterrupt")],
         "caught ['statement']\nstill here ['statement']\n",
         {"raised ValueError: interrupted in the call (line 5)",  # the public checks
          "raised ValueError; its message and line are shown for public checks only, since the "

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from grader.authoring import fairness
-from grader.model import Status
 from grader.pipeline import grading
+from grader.results import CheckStatus
 from grader.sandbox.limits import Limits
 from grader.spec import references, registry
 
@@ -180,7 +180,7 @@ def softmax(items_in):
     assert (large.passed, large.score, large.max_score) == (False, 0.0, 0.0)
     assert large.diagnosis.id == "unstable-softmax"
     assert large.note.startswith("advice, worth no points")
-    assert (softmax.status, softmax.score, softmax.max_score) == (Status.PASSED, 1.0, 1.0)
+    assert (softmax.status, softmax.score, softmax.max_score) == (CheckStatus.PASSED, 1.0, 1.0)
 
 
 def test_a_raising_stub_is_unattempted(make_submission):

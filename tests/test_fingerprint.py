@@ -7,8 +7,8 @@ import ast
 import json
 
 from grader import result_json
-from grader.model import Fingerprint
 from grader.pipeline import fingerprint, grading, loading
+from grader.results import Fingerprint
 from grader.spec import registry
 from tests.conftest import ROOT
 

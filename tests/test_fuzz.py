@@ -15,10 +15,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from grader.errors import SubmissionError
-from grader.model import Status, Submission
 from grader.pipeline import fingerprint, grading, ipython_syntax, loading, notebook_globals
+from grader.results import ResultStatus
 from grader.sandbox.limits import Limits
 from grader.spec import registry
+from grader.submission import Submission
 
 FUZZ = settings(max_examples=150, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -146,9 +147,9 @@ def test_grading_fuzzed_notebooks_gives_a_result(tmp_path_factory, document):
     options = grading.Options(limits=Limits(cell_timeout=2, call_timeout=1,
                                             submission_timeout=20))
     result = grading.grade(path, registry.get("udl_attention"), options)
-    assert result.status in (Status.GRADED, Status.ERROR)
+    assert result.status in (ResultStatus.GRADED, ResultStatus.ERROR)
     assert result.duration_s < 30
-    if result.status is Status.ERROR:
+    if result.status is ResultStatus.ERROR:
         assert result.error.startswith(f"{path}: ")
 
 

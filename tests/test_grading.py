@@ -7,8 +7,8 @@ import re
 import nbformat
 import pytest
 
-from grader.model import Status
 from grader.pipeline import grading
+from grader.results import CellStatus, CheckStatus, ResultStatus
 from grader.sandbox import isolation, zygote
 from grader.sandbox.kernel import KernelTransport
 from grader.sandbox.limits import Limits
@@ -56,7 +56,7 @@ def grade(relative: str, options: grading.Options = FAST):
 def test_corpus_scores_and_cells(relative):
     score, cells = EXPECTED[relative]
     result = grade(relative)
-    assert result.status is Status.GRADED
+    assert result.status is ResultStatus.GRADED
     assert result.score == pytest.approx(score, abs=1e-6)
     assert {c.index: c.status.value for c in result.problem_cells} == cells
     # On the default path, the zygote (#11), never a silent fallback to a fresh interpreter.
@@ -86,7 +86,7 @@ def test_a_statement_that_sends_itself_sigterm_is_killed_by_it():
     # The worker is PID 1 of its namespace, which the signal would leave running.
     result = grade("attention_basics/fault_self_sigterm.ipynb")
     assert [(c.index, c.status, c.message) for c in result.problem_cells] == [
-        (2, Status.CRASHED, "line 5: the interpreter was stopped by SIGTERM (exit code 143), "
+        (2, CellStatus.CRASHED, "line 5: the interpreter was stopped by SIGTERM (exit code 143), "
          "while it ran; only this statement was lost")]
     assert "Score: 10/10 All tests passed" in result.output
 
@@ -94,7 +94,7 @@ def test_a_statement_that_sends_itself_sigterm_is_killed_by_it():
 def test_an_nbformat_2_notebook_is_upgraded_and_keeps_its_cell_positions():
     result = grade("attention_basics/nbformat2.ipynb")
     assert [(c.index, c.status, c.message) for c in result.problem_cells] == [
-        (5, Status.ERROR, "line 2: NameError: name 'undefined_name' is not defined")]
+        (5, CellStatus.ERROR, "line 2: NameError: name 'undefined_name' is not defined")]
     assert result.output == "[0.26894142 0.73105858]\n"
 
 
@@ -112,14 +112,14 @@ def test_segfault_costs_only_its_statement():
 def test_call_faults_stay_in_their_own_exercise():
     result = grade("attention_basics/call_faults.py")
     by_name = {e.name: e for e in result.exercises}
-    assert by_name["softmax"].status is Status.TIMEOUT
+    assert by_name["softmax"].status is CheckStatus.TIMEOUT
     assert by_name["softmax"].checks[0].message == "did not return within 2 s"
     assert by_name["qkv_projections"].checks[0].message == \
         "crashed: the process exited with code 3 before answering"
     assert "SIGSEGV" in by_name["causal_mask"].checks[0].message
     # causal_mask set np.triu = None before crashing; causal_self_attention uses np.triu.
-    assert by_name["causal_self_attention"].status is Status.PASSED
-    assert by_name["scaled_dot_product_attention"].status is Status.PASSED
+    assert by_name["causal_self_attention"].status is CheckStatus.PASSED
+    assert by_name["scaled_dot_product_attention"].status is CheckStatus.PASSED
 
 
 def test_no_process_of_the_submission_outlives_its_grading():
@@ -132,7 +132,7 @@ def test_no_process_of_the_submission_outlives_its_grading():
 def test_seed002_multihead_fails_the_seed_case_and_the_scaled_one_only_where_d_differs():
     result = grade("udl_attention/seed002.ipynb")
     by_name = {e.name: e for e in result.exercises}
-    assert by_name["self_attention"].status is Status.PASSED
+    assert by_name["self_attention"].status is CheckStatus.PASSED
     scaled = by_name["scaled_dot_product_self_attention"]  # np.sqrt(D), the global
     assert [c.name for c in scaled.checks if not c.passed] == ["wide"]
     seed_case = by_name["multihead_scaled_self_attention"].checks[0]
@@ -163,10 +163,10 @@ def test_every_solution_scores_full_marks_and_every_stub_zero(name):
              [ROOT / "exercises" / notebook for notebook in notebooks]]  # every part at once
     for stub in stubs:
         result = grading.grade_files(stub, assignment, FAST)
-        assert result.status is Status.GRADED
+        assert result.status is ResultStatus.GRADED
         assert result.score == 0.0
         written = [e for e in result.exercises if not assignment.exercise(e.name).provided]
-        assert all(e.status is Status.ERROR for e in written)
+        assert all(e.status is CheckStatus.ERROR for e in written)
         assert all(c.message.startswith("not implemented yet") and
                    c.diagnosis.id == "unattempted" for e in written for c in e.checks)
         given = [e for e in result.exercises if assignment.exercise(e.name).provided]
@@ -189,7 +189,7 @@ def test_every_solution_scores_full_marks_and_every_stub_zero(name):
 def test_broken_files_are_errors_that_name_the_file_and_the_fix(name, problem):
     path = CORPUS / "broken" / name
     result = grading.grade(path, registry.get("attention_basics"), FAST)
-    assert result.status is Status.ERROR
+    assert result.status is ResultStatus.ERROR
     assert result.score == 0.0 and result.max_score == 10.0
     assert result.error.startswith(f"{path}: ")
     assert problem in result.error
@@ -198,7 +198,7 @@ def test_broken_files_are_errors_that_name_the_file_and_the_fix(name, problem):
 def test_a_module_that_does_not_parse_scores_zero_and_names_the_line():
     result = grading.grade(CORPUS / "broken" / "syntax_error.py",
                            registry.get("attention_basics"), FAST)
-    assert result.status is Status.GRADED and result.score == 0.0
+    assert result.status is ResultStatus.GRADED and result.score == 0.0
     assert result.problem_cells[0].message == ("SyntaxError: invalid syntax (line 4); "
                                        "the cell did not run")
 
@@ -216,7 +216,7 @@ def test_jupyter_semantics_on_request(make_submission):
     assert per_cell.score == pytest.approx(1.0)  # softmax never defined, causal_mask is
     assert "did not run, as in Jupyter (--on-error cell)" in per_cell.problem_cells[0].message
     assert stop.score == 0.0
-    assert [c.status for c in stop.problem_cells] == [Status.ERROR, Status.SKIPPED]
+    assert [c.status for c in stop.problem_cells] == [CellStatus.ERROR, CellStatus.SKIPPED]
 
 
 def test_a_correct_notebook_grades_well_under_a_second():

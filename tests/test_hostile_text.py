@@ -17,17 +17,19 @@ from pathlib import Path
 from grader import cli, result_json
 from grader.classwork import autograder, batch, jobs
 from grader.classwork.gradebook import Gradebook
-from grader.model import (
+from grader.model import Visibility
+from grader.pipeline import grading
+from grader.report import gradescope_results, html, junit, markdown, terminal
+from grader.results import (
     CellResult,
+    CellStatus,
     CheckResult,
+    CheckStatus,
     Diagnosis,
     ExerciseResult,
     Result,
-    Status,
-    Visibility,
+    ResultStatus,
 )
-from grader.pipeline import grading
-from grader.report import gradescope_results, html, junit, markdown, terminal
 from grader.sandbox.limits import Limits
 from grader.spec import registry
 
@@ -53,12 +55,12 @@ def _shown(document: str) -> str:
 
 def _hostile_result(hostile: str) -> Result:
     """A graded result with `hostile` in every string a submission controls."""
-    check = CheckResult("vector", Visibility.PUBLIC, False, 0.0, 1.0, Status.ERROR,
+    check = CheckResult("vector", Visibility.PUBLIC, False, 0.0, 1.0, CheckStatus.ERROR,
                         f"raised ValueError: {hostile}", Diagnosis("some-id", f"d {hostile}"),
                         note=f"n {hostile}")
-    exercise = ExerciseResult("softmax", Status.ERROR, 0.0, 1.0, (check,))
-    return Result("attention_basics", f"bad{hostile}.py", Status.GRADED, 0.0, 1.0, 0.5,
-                  cells=(CellResult(1, Status.ERROR, f"line 1: E: {hostile}"),),
+    exercise = ExerciseResult("softmax", CheckStatus.ERROR, 0.0, 1.0, (check,))
+    return Result("attention_basics", f"bad{hostile}.py", ResultStatus.GRADED, 0.0, 1.0, 0.5,
+                  cells=(CellResult(1, CellStatus.ERROR, f"line 1: E: {hostile}"),),
                   exercises=(exercise,), output=f"out {hostile}")
 
 
@@ -140,7 +142,7 @@ def test_batch_progress_lines_show_no_escape_sequences():
     report = batch._progress(stream, 1)
     job = jobs.Job((Path("x"),), ("\x1b[2Jeve\x9b/nb\x07.ipynb",), "\x1b[2Jeve\x9b",
                     ("0" * 64,))
-    report(job, Result("attention_basics", "nb.ipynb", Status.GRADED, 3.0, 10.0, 0.1))
+    report(job, Result("attention_basics", "nb.ipynb", ResultStatus.GRADED, 3.0, 10.0, 0.1))
     assert re.fullmatch(r"\[1/1\] \[2Jeve \(\[2Jeve/nb\.ipynb\): 3/10; [0-9.]+/s, "
                         r"about 0 s left\n", stream.getvalue())
 
@@ -178,7 +180,7 @@ raise RuntimeError("cell\r# Hacked\u2028# Hacked")
 
 def test_markdown_writers_keep_untrusted_text_on_its_line():
     hostile = "x\r# Hacked\u2028# Hacked\x85- item\n<b>"
-    ungradable = Result("attention_basics", "a.py", Status.ERROR, 0.0, 10.0, 0.0,
+    ungradable = Result("attention_basics", "a.py", ResultStatus.ERROR, 0.0, 10.0, 0.0,
                         error=f"a.py: {hostile}")
     # The NEL (U+0085) is a C1 control: the writers drop it before anything else.
     assert "**Could not be graded.** a.py: x \\# Hacked \\# Hacked- item \\<b\\>\n" in \

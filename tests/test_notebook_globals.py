@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from grader.model import Status
 from grader.pipeline import grading, loading, notebook_globals
+from grader.results import CheckStatus, ResultStatus
 from grader.sandbox.limits import Limits
 from grader.spec import registry
 
@@ -165,9 +165,9 @@ def test_a_long_global_costs_nothing_and_the_softmax_keeps_its_points(
     long_sum = "N = " + "+".join(["1"] * 990) + "\n"
     path = make_submission([CORRECT_SOFTMAX, long_sum], name="eve_udl_attention")
     result = grading.grade(path, registry.get("udl_attention"), OPTIONS)
-    assert (result.status, result.error) == (Status.GRADED, None)
+    assert (result.status, result.error) == (ResultStatus.GRADED, None)
     softmax = result.exercises[0]
-    assert (softmax.name, softmax.status, softmax.score) == ("softmax", Status.PASSED, 1.0)
+    assert (softmax.name, softmax.status, softmax.score) == ("softmax", CheckStatus.PASSED, 1.0)
     assert result.score == 1.0
     # Compiling the sum needs more frames than the sandbox's interpreter has (Jupyter's has
     # 3,000): that is the cell's own error, data in the result, and it costs no points.
@@ -230,9 +230,9 @@ def test_a_notebook_of_hostile_expressions_is_graded(make_submission, default_re
              "BIG = 1" + "0" * 400 + "\nD = int(1e999)"]
     result = grading.grade(make_submission(cells, name="eve_udl_attention"),
                            registry.get("udl_attention"), OPTIONS)
-    assert (result.status, result.error, result.score) == (Status.GRADED, None, 1.0)
+    assert (result.status, result.error, result.score) == (ResultStatus.GRADED, None, 1.0)
     softmax_result = result.exercises[0]
-    assert (softmax_result.status, softmax_result.score) == (Status.PASSED, 1.0)
+    assert (softmax_result.status, softmax_result.score) == (CheckStatus.PASSED, 1.0)
     assert softmax_result.fingerprint is None  # too deep to normalise: advice lost, not points
     # Each hostile cell is its own error, data in the result; the repr that recurses is shown
     # as nothing, not as an error.

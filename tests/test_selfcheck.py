@@ -15,7 +15,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from grader import check, selfcheck
 from grader.errors import UsageError
-from grader.model import Status
+from grader.results import CheckStatus
 from grader.sandbox import session
 from grader.sandbox.inside.worker import SANDBOX_ENV
 from tests.conftest import ROOT
@@ -44,7 +44,7 @@ def test_the_parameter_names_choose_between_assignments():
     assert selfcheck.run("softmax", softmax).assignment == "udl_attention"
     assert selfcheck.run("softmax", softmax_rows).assignment == "attention_basics"
     assert selfcheck.run("softmax", softmax_rows, "attention_basics").exercises[0].status \
-        is Status.PASSED
+        is CheckStatus.PASSED
 
 
 def test_by_name_from_the_callers_namespace(capsys):
@@ -59,7 +59,7 @@ def test_stubs_and_missing_functions():
         NotImplementedError()))
     assert stub.exercises[0].checks[0].message.startswith("not implemented yet")
     missing = selfcheck.run("causal_mask", None)
-    assert missing.exercises[0].status is Status.MISSING
+    assert missing.exercises[0].status is CheckStatus.MISSING
     with pytest.raises(UsageError, match="no assignment has an exercise called 'sofmax'"):
         selfcheck.run("sofmax", None)
 

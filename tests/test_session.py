@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grader.model import Status
 from grader.pipeline import loading
+from grader.results import CellStatus, CheckStatus
 from grader.sandbox.inside.protocol import Unsupported
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import SandboxConfig, Session
@@ -23,10 +23,10 @@ def run(make_submission, cells, **kwargs):
 def test_state_survives_a_failing_statement(make_submission):
     session, cells = run(make_submission, ["a = 2\nb = a / 0\ndef f(x):\n    return x * a"])
     with session:
-        assert cells[0].status is Status.ERROR
+        assert cells[0].status is CellStatus.ERROR
         assert cells[0].message.startswith("line 2: ZeroDivisionError: division by zero")
         outcome = session.call("f", "function", (np.arange(3.0),), {}, None)
-    assert outcome.status is Status.PASSED
+    assert outcome.status is CheckStatus.PASSED
     assert outcome.value.tolist() == [0.0, 2.0, 4.0]
 
 
@@ -34,7 +34,7 @@ def test_replay_after_a_crash_keeps_earlier_statements_but_not_their_output(make
     session, cells = run(make_submission, [
         "print('once')\nk = 3", "import os\nos._exit(1)", "def f(x):\n    return x + k"])
     with session:
-        assert [c.status for c in cells] == [Status.OK, Status.CRASHED, Status.OK]
+        assert [c.status for c in cells] == [CellStatus.OK, CellStatus.CRASHED, CellStatus.OK]
         assert session.restarts == 1
         assert session.call("f", "function", (1,), {}, None).value == 4
         assert session.captured_output() == "once\n"
@@ -61,10 +61,11 @@ def test_returned_objects_are_reduced_to_numbers_or_named(make_submission):
 
 
 @pytest.mark.parametrize("body, status, message", [
-    ("    while True:\n        pass", Status.TIMEOUT, "did not return within 1 s"),
-    ("    import os\n    os.kill(os.getpid(), 9)", Status.ERROR,
+    ("    while True:\n        pass", CheckStatus.TIMEOUT, "did not return within 1 s"),
+    ("    import os\n    os.kill(os.getpid(), 9)", CheckStatus.ERROR,
      "crashed: the process died from SIGKILL (killed, often for memory)"),
-    ("    raise ValueError('bad shape')", Status.ERROR, "raised ValueError: bad shape (line 2)"),
+    ("    raise ValueError('bad shape')", CheckStatus.ERROR,
+     "raised ValueError: bad shape (line 2)"),
 ])
 def test_call_failures_are_outcomes(make_submission, body, status, message):
     session, _ = run(make_submission, [f"def f(x):\n{body}"])
@@ -104,7 +105,7 @@ def test_submission_deadline_stops_everything(make_submission):
                                                            "x = 1"])))
         late = session.call("f", "function", (), {}, None)
     assert cells[-1].message.endswith("the submission's time limit of 1 s was used up")
-    assert late.status is Status.TIMEOUT
+    assert late.status is CheckStatus.TIMEOUT
 
 
 def test_student_code_sees_an_empty_folder_and_minimal_environment(make_submission):
@@ -124,7 +125,7 @@ def test_modules_stay_importable_inside_the_confined_root(make_submission):
         "    import matplotlib\n    return float(fractions.Fraction(1, 4)) + x"])
     with session:
         outcome = session.call("f", "function", (1,), {}, None)
-    assert (outcome.status, outcome.value) == (Status.PASSED, 1.25), outcome.message
+    assert (outcome.status, outcome.value) == (CheckStatus.PASSED, 1.25), outcome.message
 
 
 def test_only_the_sandbox_part_of_the_grader_package_is_there(make_submission):
@@ -141,6 +142,6 @@ def test_only_the_sandbox_part_of_the_grader_package_is_there(make_submission):
             session.run(loading.load(make_submission(
                 [f"def f(x):\n    import {module}\n    return 1"], name="bob")))
             outcome = session.call("f", "function", (0,), {}, None)
-        assert outcome.status is Status.ERROR
+        assert outcome.status is CheckStatus.ERROR
         assert outcome.message.startswith("raised ModuleNotFoundError: No module named "
                                           f"'{missing}'"), module

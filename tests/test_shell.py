@@ -10,8 +10,8 @@ from importlib.metadata import version
 
 import pytest
 
-from grader.model import Status
 from grader.pipeline import grading
+from grader.results import CellStatus, ResultStatus
 from grader.sandbox.inside import shell
 from grader.sandbox.limits import Limits
 from grader.spec import registry
@@ -23,7 +23,7 @@ IPYTHON_9 = int(version("ipython").split(".")[0]) >= 9
 def grade(path, engine: str):
     result = grading.grade(path, registry.get("attention_basics"),
                            grading.Options(limits=LIMITS, engine=engine))
-    assert result.status is Status.GRADED, result.error
+    assert result.status is ResultStatus.GRADED, result.error
     return result
 
 
@@ -83,7 +83,7 @@ CASES = {
         ["import warnings\nwarnings.simplefilter('ignore', DeprecationWarning)\n"
          "get_ipython().magic('time w = 5')\nprint(w)"],
         lambda engine: "" if IPYTHON_9 else "CPU times: ...\nWall time: ...\n5\n",
-        [(1, Status.ERROR, "line 3: AttributeError: 'ZMQInteractiveShell' object has no "
+        [(1, CellStatus.ERROR, "line 3: AttributeError: 'ZMQInteractiveShell' object has no "
           "attribute 'magic'; line 4: NameError: name 'w' is not defined; the grader ran the "
           "rest of the cell anyway; Jupyter would have stopped at the first error")]
         if IPYTHON_9 else []),
@@ -111,13 +111,13 @@ CASES = {
     "missing-attribute": (
         ["print(hasattr(get_ipython(), 'no_such_thing'))\nget_ipython().no_such_thing"],
         lambda engine: "False\n",
-        [(1, Status.ERROR, "line 2: AttributeError: 'ZMQInteractiveShell' object has no "
+        [(1, CellStatus.ERROR, "line 2: AttributeError: 'ZMQInteractiveShell' object has no "
                            "attribute 'no_such_thing'")]),
     "input": (
         ["try:\n    input('name? ')\nexcept NotImplementedError as e:\n"
          "    print(type(e).__name__)\nname = input()"],
         lambda engine: "StdinNotImplementedError\n",
-        [(1, Status.ERROR, "line 5: StdinNotImplementedError: raw_input was called, but this "
+        [(1, CellStatus.ERROR, "line 5: StdinNotImplementedError: raw_input was called, but this "
                            "frontend does not support input requests.")]),
 }
 

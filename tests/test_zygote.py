@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.model import Status
 from grader.pipeline import loading
+from grader.results import CellStatus
 from grader.sandbox import isolation, zygote
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import SandboxConfig, Session
@@ -75,7 +75,7 @@ print("exists", os.path.exists("/tmp/left-behind"))
 print("processes", sorted(int(p) for p in os.listdir("/proc") if p.isdigit()))
 ''']
     results_a, output_a, described, zygote_a = grade(make_submission, first, "a")
-    assert [r.status for r in results_a] == [Status.OK]
+    assert [r.status for r in results_a] == [CellStatus.OK]
     assert "A wrote and forked" in output_a
     results_b, output_b, described_b, zygote_b = grade(make_submission, second, "b")
     assert zygote_a == zygote_b  # graded next by the same zygote
@@ -154,7 +154,7 @@ def test_a_killed_zygote_is_started_again_and_the_batch_goes_on(make_submission)
     os.kill(first, signal.SIGKILL)
     results, _, described, second = grade(make_submission, ["y = 2\nprint(y)"], "b")
     assert second != first
-    assert [r.status for r in results] == [Status.OK] and zygote.STARTED in described
+    assert [r.status for r in results] == [CellStatus.OK] and zygote.STARTED in described
     # Killed in the middle of a submission: its statement is lost, the rest goes on.
     with Session(config(watch=("f",))) as session:
         path = make_submission(["import time\nk = 3", "time.sleep(2)",
@@ -163,7 +163,7 @@ def test_a_killed_zygote_is_started_again_and_the_batch_goes_on(make_submission)
         killer.start()
         results = session.run(loading.load(path))
         killer.join()
-        assert [r.status for r in results] == [Status.OK, Status.CRASHED, Status.OK]
+        assert [r.status for r in results] == [CellStatus.OK, CellStatus.CRASHED, CellStatus.OK]
         assert session.call("f", "function", (1,), {}, None).value == 4
         assert session.restarts == 1
         assert zygote.STARTED in session.isolation
@@ -243,7 +243,7 @@ def test_a_submission_that_imports_matplotlib_is_forked_from_a_zygote_that_has_i
             results = session.run(submission)
             outputs.append(session.captured_output())
             assert session.worker is WorkerStart.ZYGOTE
-        assert {r.status for r in results} == {Status.OK}
+        assert {r.status for r in results} == {CellStatus.OK}
     assert grading.preload(loading.load(make_submission(cells, name="again")),
                            assignment) == ("matplotlib.pyplot",)
     assert "warm True" in outputs[0] and "saved True" in outputs[0]

@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 
 from grader.errors import ReferencesError, SubmissionError
-from grader.model import Assignment, Status, Visibility
+from grader.model import Assignment, Visibility
 from grader.pipeline import loading
+from grader.results import CellStatus, CheckStatus
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import SandboxConfig, Session
 from grader.spec.layout import ENV_SOLUTIONS, Layout
@@ -38,14 +39,14 @@ def compute(assignment: Assignment, solution: Path | None = None
     outputs: dict[tuple[str, str], Outputs] = {}
     with Session(SandboxConfig(LIMITS, assignment.requires, "solution")) as session:
         for cell in session.run(module):
-            if cell.status not in (Status.OK, Status.SKIPPED):
+            if cell.status not in (CellStatus.OK, CellStatus.SKIPPED):
                 raise ReferencesError(f"{path}: {cell.message}; fix the solution")
         for exercise in assignment.exercises:
             for case in exercise.cases:
                 where = f"{path}: {exercise.name}/{case.name}"
                 outcome = session.call(exercise.name, exercise.kind, case.inputs(),
                                        dict(case.init_kwargs), exercise.tensors)
-                if outcome.status is not Status.PASSED:
+                if outcome.status is not CheckStatus.PASSED:
                     raise ReferencesError(f"{where}: {outcome.message}; {fix}")
                 try:
                     outputs[(exercise.name, case.name)] = as_outputs(

@@ -21,8 +21,9 @@ import numpy as np
 from grader.authoring.building import LIMITS
 from grader.authoring.master import Master
 from grader.errors import SpecError, SubmissionError
-from grader.model import Inputs, Status
+from grader.model import Inputs
 from grader.pipeline import ipython_syntax, loading
+from grader.results import CellStatus, CheckStatus
 from grader.sandbox.session import SandboxConfig, Session
 
 MAX_CALLS = 200
@@ -138,13 +139,13 @@ def record(master: Master) -> Calls:
             raise SpecError(f"{master.path}: {exc.message}") from None
         with Session(SandboxConfig(LIMITS)) as session:
             for result in session.run(submission):
-                if result.status not in (Status.OK, Status.SKIPPED):
+                if result.status not in (CellStatus.OK, CellStatus.SKIPPED):
                     message = _located(result.message, wrapped[result.index - 2][1])
                     raise SpecError(f"{master.path}: code cell {result.index - 1} "
                                     f"{result.status.value}: {message}; fix the master so "
                                     "that it runs from top to bottom")
             outcome = session.call(CALLS, "function", (), {}, None)
-    if outcome.status is not Status.PASSED or not isinstance(outcome.value, list):
+    if outcome.status is not CheckStatus.PASSED or not isinstance(outcome.value, list):
         raise SpecError(f"{master.path}: its calls could not be read back ({outcome.message})")
     return _collect(outcome.value, names)
 

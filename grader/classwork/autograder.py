@@ -14,9 +14,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from grader.errors import UsageError
-from grader.model import Assignment, Result
+from grader.model import Assignment
 from grader.pipeline import grading, submissions
 from grader.report import gradescope_results
+from grader.results import Result
 from grader.sandbox import isolation
 from grader.spec.layout import ENV_AUTOGRADER, PACKAGE_DIR, Layout
 

@@ -31,9 +31,10 @@ from grader import result_json, text
 from grader.classwork.gradebook import Gradebook
 from grader.classwork.jobs import Graded, Job, Pool, grade_job
 from grader.errors import UsageError
-from grader.model import Assignment, Result, Status
+from grader.model import Assignment
 from grader.pipeline import grading, submissions
 from grader.report.files import report_path
+from grader.results import Result, ResultStatus
 from grader.sandbox import isolation
 from grader.sandbox.zygote import Zygotes
 
@@ -222,7 +223,7 @@ def _grade_all(pool: Pool, todo: Sequence[Job], out: Path, book: Gradebook,
                     write_outputs(out, job, graded)
                 record([(job.student, job.relative, graded.result) for job, graded in finished])
                 for job, graded in finished:
-                    errors += graded.result.status is Status.ERROR
+                    errors += graded.result.status is ResultStatus.ERROR
                     report(job, graded.result)
         except BaseException:
             for future in pending:
@@ -265,7 +266,7 @@ def _progress(stream: TextIO, total: int, label: str = "grading"
         elapsed = max(time.monotonic() - started, 1e-9)
         rate = done[0] / elapsed
         left = (total - done[0]) / rate
-        outcome = (f"{result.score:g}/{result.max_score:g}" if result.status is Status.GRADED
+        outcome = (f"{result.score:g}/{result.max_score:g}" if result.status is ResultStatus.GRADED
                    else "could not be graded")
         # The name and path come from the submissions folder: one clean line each.
         stream.write(f"[{done[0]}/{total}] {text.one_line(job.student)} "

@@ -18,8 +18,9 @@ from typing import Any
 
 from grader.assignments.variants import CATALOGUE
 from grader.classwork import cellerrors, gradebook
-from grader.model import Status, Visibility
+from grader.model import Visibility
 from grader.pipeline.diagnose import UNATTEMPTED
+from grader.results import ResultStatus
 
 BINS = 10
 """Bars of the score histogram."""
@@ -50,7 +51,7 @@ class StudentScore:
     """The points the gradebook counts."""
     max_score: float
     """Points available."""
-    status: Status
+    status: ResultStatus
     """GRADED, or ERROR when it could not be graded (then `score` is 0)."""
     submission: str
     """The file, or files, it was graded from."""
@@ -195,12 +196,12 @@ class ClassReport:
     @property
     def graded(self) -> int:
         """Those that could be graded."""
-        return sum(score.status is not Status.ERROR for score in self.scores)
+        return sum(score.status is not ResultStatus.ERROR for score in self.scores)
 
     @property
     def errors(self) -> tuple[StudentScore, ...]:
         """Those that could not be graded."""
-        return tuple(score for score in self.scores if score.status is Status.ERROR)
+        return tuple(score for score in self.scores if score.status is ResultStatus.ERROR)
 
     @property
     def mean(self) -> float | None:
@@ -229,7 +230,7 @@ def build(assignment: str, recorded: Sequence[tuple[gradebook.Row, Stored]]) -> 
     stored = {(row.student, row.submission): result for row, result in mine}
     chosen = sorted(gradebook.best([row for row, _ in mine]).values(),
                     key=lambda row: row.student)
-    scores = tuple(StudentScore(row.student, row.score, row.max_score, Status(row.status),
+    scores = tuple(StudentScore(row.student, row.score, row.max_score, ResultStatus(row.status),
                                 row.submission, str(stored[row.student, row.submission]
                                                     .get("error") or ""))
                    for row in chosen)

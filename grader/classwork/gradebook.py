@@ -21,7 +21,7 @@ from typing import Any
 
 from grader import result_json, text
 from grader.errors import UsageError
-from grader.model import Result
+from grader.results import Result
 
 FILENAME = "gradebook.sqlite"
 FORMATS = ("csv", "canvas", "moodle")

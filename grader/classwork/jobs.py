@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from grader.model import Assignment, Result
+from grader.model import Assignment
 from grader.pipeline import combine, grading
 from grader.report import html, markdown
+from grader.results import Result
 from grader.spec import references
 
 
@@ -48,9 +49,10 @@ class Graded:
     """One submission graded: its result, and its reports rendered where it was graded."""
 
     result: Result
-    """The result; from a Dask worker, read back from its JSON (`report.json.from_dict`)."""
+    """The result; from a Dask worker, read back whole from its instructor's JSON
+    (`grader.result_json.from_dict`)."""
     html: str
-    """The HTML report, rendered from the whole result (the JSON leaves out its heatmaps)."""
+    """The HTML report, rendered where the result was graded."""
     markdown: str
     """The Markdown report."""
 

@@ -15,11 +15,11 @@ from grader.classwork import gradebook
 from grader.cli import parser
 from grader.cli.output import write
 from grader.errors import UsageError
-from grader.model import Result, Status
 from grader.pipeline import grading, submissions
 from grader.pipeline.grading import Options
 from grader.report import terminal
 from grader.report.files import report_path
+from grader.results import CheckStatus, Result, ResultStatus
 from grader.spec import registry
 
 MAX_SUMMARY = 1 << 20
@@ -120,7 +120,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         written = "\n".join(markdown_report.render(r) for r in results)
         with open(summary, "a", encoding="utf-8") as stream:
             stream.write(written[:MAX_SUMMARY])
-    failed = [r for r in results if r.status is Status.ERROR
+    failed = [r for r in results if r.status is ResultStatus.ERROR
               or (args.fail_under is not None and r.score < args.fail_under)]
     return 1 if failed else 0
 
@@ -128,8 +128,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     """`grade check`: the public cases only; exit 1 unless they all pass."""
     results = _grade_all(args, out, public_only=True)
-    ok = all(r.status is Status.GRADED and all(e.status is Status.PASSED for e in r.exercises)
-             for r in results)
+    ok = all(r.status is ResultStatus.GRADED
+             and all(e.status is CheckStatus.PASSED for e in r.exercises) for r in results)
     return 0 if ok else 1
 
 

@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from grader.model import Assignment, CellResult, Exercise, ExerciseResult, Result, Status
+from grader.model import Assignment, Exercise
 from grader.pipeline import scoring
+from grader.results import CellResult, CellStatus, CheckStatus, ExerciseResult, Result, ResultStatus
 
 
 def name(paths: Sequence[str]) -> str:
@@ -31,7 +32,7 @@ def _rank(exercise: Exercise, result: Result, graded: ExerciseResult) -> tuple:
     is at least defined, then the file being the notebook the declaration names."""
     passed = sum(check.passed for check in graded.checks)
     declared = bool(exercise.notebook) and Path(result.submission).name == exercise.notebook
-    return (graded.score, passed, graded.status is not Status.MISSING, declared)
+    return (graded.score, passed, graded.status is not CheckStatus.MISSING, declared)
 
 
 def best_of(assignment: Assignment, results: Sequence[Result]) -> Result:
@@ -43,7 +44,7 @@ def best_of(assignment: Assignment, results: Sequence[Result]) -> Result:
     if len(results) == 1:
         return results[0]
     files = tuple(result.submission for result in results)
-    graded = [result for result in results if result.status is Status.GRADED]
+    graded = [result for result in results if result.status is ResultStatus.GRADED]
     combined = digest([result.sha256 for result in results])
     duration = round(sum(result.duration_s for result in results), 3)
     if not graded:
@@ -59,8 +60,9 @@ def best_of(assignment: Assignment, results: Sequence[Result]) -> Result:
         exercises.append(replace(best, file=chosen.submission))
     cells: list[CellResult] = []
     for result in results:
-        if result.status is Status.ERROR:
-            cells.append(CellResult(0, Status.ERROR, result.error or "", file=result.submission))
+        if result.status is ResultStatus.ERROR:
+            cells.append(CellResult(0, CellStatus.ERROR, result.error or "",
+                                    file=result.submission))
         cells += [replace(cell, file=result.submission) for cell in result.cells]
     output = "".join(f"--- {result.submission}\n{result.output}" for result in graded
                      if result.output)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.model import ArrayView
+from grader.results import ArrayView
 from grader.sandbox.inside.protocol import Unsupported
 
 MAX_VIEW_SIDE = 40

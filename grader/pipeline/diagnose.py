@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from grader.assignments.variants import CATALOGUE
-from grader.model import Diagnosis, Exercise, Misconception
+from grader.model import Exercise, Misconception
 from grader.pipeline import ipython_syntax
+from grader.results import Diagnosis
 from grader.spec.references import Outputs, as_outputs
 
 # Looser than the checks: a float32 or loop-based student matches a float64 variant.

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
 
-from grader.model import Assignment, Result, Visibility
+from grader.model import Assignment, Visibility
+from grader.results import Result
 
 Clock = Callable[[], datetime]
 

@@ -16,8 +16,9 @@ import builtins
 import hashlib
 from collections.abc import Iterable
 
-from grader.model import Fingerprint, Submission
 from grader.pipeline.notebook_globals import top_level
+from grader.results import Fingerprint
+from grader.submission import Submission
 
 _BUILTINS = frozenset(dir(builtins))
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

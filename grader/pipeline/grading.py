@@ -6,33 +6,17 @@ the stages before it.
 
 from __future__ import annotations
 
-import builtins
 import contextlib
-import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import numpy as np
-
 from grader.errors import GraderError, IsolationError, SpecError, SubmissionError, UsageError
-from grader.model import (
-    Assignment,
-    Case,
-    CellResult,
-    CheckResult,
-    Diagnosis,
-    Exercise,
-    ExerciseResult,
-    Result,
-    Status,
-    Submission,
-    Visibility,
-)
+from grader.model import Assignment
 from grader.pipeline import (
+    checking,
     combine,
-    diagnose,
     disclosure,
     fingerprint,
     hints,
@@ -42,17 +26,17 @@ from grader.pipeline import (
     scoring,
     submissions,
 )
-from grader.pipeline.judging import Context, judge
+from grader.results import (
+    CellResult,
+    Result,
+    ResultStatus,
+)
 from grader.sandbox import isolation
-from grader.sandbox.limits import Limits, cap
-from grader.sandbox.session import NOT_IMPLEMENTED, Engine, OnError, SandboxConfig, Session
+from grader.sandbox.limits import Limits
+from grader.sandbox.session import Engine, OnError, SandboxConfig, Session
 from grader.sandbox.zygote import Zygotes
 from grader.spec import references, registry
-
-REPLY_FLOOR = 1 << 20
-REPLY_FACTOR = 16
-LATE = ("passes right after the cell that defines it, but not at the end of the notebook: a "
-        "later cell changes something it uses")
+from grader.submission import Submission
 
 
 @dataclass(frozen=True)
@@ -84,7 +68,7 @@ class Options:
 def failed_result(assignment: Assignment, submission: str, error: str,
                   duration_s: float = 0.0, **fields: object) -> Result:
     """The result of a submission that could not be graded at all."""
-    return Result(assignment=assignment.name, submission=submission, status=Status.ERROR,
+    return Result(assignment=assignment.name, submission=submission, status=ResultStatus.ERROR,
                   score=0.0, max_score=assignment.max_score, duration_s=round(duration_s, 3),
                   error=error, **fields)  # type: ignore[arg-type]
 
@@ -175,11 +159,11 @@ def _grade(path: Path, assignment: Assignment, options: Options,
             names = [exercise.name for exercise in assignment.exercises]
             reads = notebook_globals.globals_read(submission, names)
             prints = fingerprint.fingerprints(submission, names)
-            calls = _grade_calls(session, assignment, stored, options.public_only, reads)
-            exercises = tuple(
-                replace(_exercise_result(exercise, calls), fingerprint=prints[exercise.name])
-                for exercise in assignment.exercises)
-            output, hidden_output = _outputs(session.captured_output(), calls,
+            calls = checking.grade_calls(session, assignment, stored, options.public_only, reads)
+            exercises = tuple(replace(checking.exercise_result(exercise, calls),
+                                      fingerprint=prints[exercise.name])
+                              for exercise in assignment.exercises)
+            output, hidden_output = checking.outputs(session.captured_output(), calls,
                                              options.limits.output_bytes)
     except GraderError:
         raise
@@ -190,7 +174,7 @@ def _grade(path: Path, assignment: Assignment, options: Options,
                              time.monotonic() - started, public_only=options.public_only,
                              sha256=submission.sha256, grader_failed=True)
     score, max_score = scoring.total(exercises)
-    result = Result(assignment=assignment.name, submission=str(path), status=Status.GRADED,
+    result = Result(assignment=assignment.name, submission=str(path), status=ResultStatus.GRADED,
                     score=score, max_score=max_score,
                     duration_s=round(time.monotonic() - started, 3), cells=cells,
                     exercises=exercises, isolation=session.isolation, output=output,
@@ -298,146 +282,3 @@ def closed(assignment: Assignment, path: Path, options: Options
                                      "the grader's project folder"))
     held += options.closed
     return tuple(dict.fromkeys(held))
-
-
-@dataclass(frozen=True)
-class Call:
-    """One case of one exercise, checked: its result and what its calls printed."""
-
-    exercise: str
-    """The exercise's name."""
-    check: CheckResult
-    """The compared, diagnosed, scored case (before the exercise's diagnoses agree)."""
-    printed: str = ""
-    """What the calls of the case printed (at the end, then at the definition)."""
-
-    @property
-    def hidden(self) -> bool:
-        """Whether it is a hidden case's: what it printed may show hidden inputs."""
-        return self.check.visibility is Visibility.HIDDEN
-
-
-def _grade_calls(session: Session, assignment: Assignment, stored: references.References,
-                 public_only: bool, reads: Mapping[str, Mapping[str, tuple[float, ...]]]
-                 ) -> list[Call]:
-    """Every case of every exercise, public ones first. The calls of one submission share its
-    private /tmp: a hidden call could leave its inputs there for a later call to print, so no
-    public call runs after any hidden one, and only public calls' output reaches students."""
-    contexts = {e.name: Context.of(e, reads[e.name]) for e in assignment.exercises}
-    calls = []
-    for visibility in (Visibility.PUBLIC, Visibility.HIDDEN):
-        if public_only and visibility is Visibility.HIDDEN:
-            break
-        for exercise in assignment.exercises:
-            for case in exercise.cases:
-                if case.visibility is visibility:
-                    check, printed = _grade_case(session, exercise, case, stored,
-                                                 contexts[exercise.name])
-                    calls.append(Call(exercise.name, check, printed))
-    return calls
-
-
-def _exercise_result(exercise: Exercise, calls: Sequence[Call]) -> ExerciseResult:
-    """An exercise's checks in the order of its cases, their diagnoses agreed, scored."""
-    by_case = {call.check.name: call.check for call in calls if call.exercise == exercise.name}
-    checks = [by_case[case.name] for case in exercise.cases if case.name in by_case]
-    agreed = diagnose.consistent([c.diagnosis for c in checks],
-                                 [c.alternatives for c in checks])
-    checks = [replace(c, diagnosis=d) for c, d in zip(checks, agreed, strict=True)]
-    return scoring.exercise_result(exercise, checks)
-
-
-HIDDEN_PRINTED = ("[grader] {count} of the hidden checks' calls printed something; it is not "
-                  "shown, since it could show their hidden inputs")
-
-
-def _outputs(cells: str, calls: Sequence[Call], limit: int) -> tuple[str, str]:
-    """(what students see, what only the instructor sees) of a submission's output: the
-    cells' output (capped already) and the public calls' under a line naming each call; one
-    line saying that hidden calls printed, whose output goes to the second text alone."""
-    shown: list[str] = []
-    kept: list[str] = []
-    for call in calls:
-        if not call.printed:
-            continue
-        label = f"[grader] {call.exercise}, case '{call.check.name}', printed:\n{call.printed}"
-        (kept if call.hidden else shown).append(label)
-    calls_text = cap("\n".join(shown), limit)
-    if kept:
-        calls_text = "\n".join(filter(None, [calls_text, HIDDEN_PRINTED.format(count=len(kept))]))
-    return "\n".join(filter(None, [cells, calls_text])), cap("\n".join(kept), limit)
-
-
-_RAISED = re.compile(r"raised (?P<name>[A-Za-z_]\w*)(?P<said>.*?)(?P<where> \(line \d+\))?",
-                     re.S)
-KNOWN_ERRORS = frozenset(
-    {name for name, value in vars(builtins).items()
-     if isinstance(value, type) and issubclass(value, BaseException)}
-    | {"AxisError", "LinAlgError"})
-"""Exception classes whose names a hidden check may say: Python's and numpy's usual ones. A
-class the student's code defines has a name it chooses, which could spell out the inputs."""
-
-
-def hidden_error(message: str) -> str:
-    """A hidden call's error as students see it: its exception class (a usual one), never
-    its message or its line, which the student's code chooses and could make spell out the
-    hidden inputs (`raise ValueError(repr(x))`; an `exec` of as many blank lines as an input's
-    digits). Messages the grader writes (a timeout, a crash) are kept."""
-    match = _RAISED.fullmatch(message)
-    if match is None:
-        return message
-    name = match["name"]
-    what = f"raised {name}" if name in KNOWN_ERRORS else "raised an exception of its own class"
-    if not match["said"].strip() and not match["where"]:
-        return what
-    return (f"{what}; its message and line are shown for public checks only, since the code "
-            "could make them spell out this hidden case's inputs")
-
-
-def reply_limit(expected: references.Outputs) -> int:
-    """The most bytes of arrays a call may return: room for any dtype and a wrong shape or
-    two, never so much that comparing and diagnosing it costs the grader real memory."""
-    return REPLY_FLOOR + REPLY_FACTOR * sum(np.asarray(output).nbytes for output in expected)
-
-
-def _grade_case(session: Session, exercise: Exercise, case: Case,
-                stored: references.References, context: Context) -> tuple[CheckResult, str]:
-    """Check one case at the end of the notebook and, failing that, right after the cell that
-    defined the exercise: a later cell that rebinds a global must not undo working code.
-    Returns the check and what its calls printed."""
-    inputs = case.inputs()
-    expected = stored.get(exercise.name, case.name)
-    first: CheckResult | None = None
-    printed: list[str] = []
-    for at in ("end", "definition"):
-        outcome = session.call(exercise.name, exercise.kind, inputs, dict(case.init_kwargs),
-                               exercise.tensors, at=at, max_bytes=reply_limit(expected))
-        if outcome.printed:
-            printed.append(outcome.printed)
-        if outcome.status is Status.PASSED:
-            check, passed = judge(exercise, case, outcome.value, expected, inputs, context)
-            if passed and at == "definition":
-                check = replace(check, caution=LATE)
-            if passed:
-                return check, "\n".join(printed)
-        else:
-            diagnosis: Diagnosis | None
-            if outcome.message.startswith(NOT_IMPLEMENTED):
-                diagnosis = diagnose.unattempted("still raises NotImplementedError")
-            else:  # an index out of range, say, because N is the notebook's global
-                diagnosis = diagnose.uses_global(exercise, context.reads, inputs,
-                                                 context.example)
-            message, detail = outcome.message, ""
-            if outcome.status is Status.MISSING and exercise.notebook:
-                message += f" (it belongs in {exercise.notebook})"
-            if case.visibility is Visibility.HIDDEN:  # the whole message once it is due
-                message, detail = hidden_error(message), cap(message)
-            check = scoring.failed_check(
-                case.name, exercise, outcome.status, message, diagnosis=diagnosis,
-                visibility=case.visibility, note=case.note, detail=detail)
-        first = first or check
-        if outcome.status in (Status.MISSING, Status.TIMEOUT):
-            break  # never defined, or too slow to try twice
-    assert first is not None
-    return first, "\n".join(printed)
-

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from grader.model import CellResult, Status
+from grader.results import CellResult, CellStatus
 
 NUMPY2_SCALAR = (
     "NumPy 2 no longer turns a one-element array into a number with float() or int(), where "
@@ -21,7 +21,7 @@ _NUMPY2_MESSAGES = ("only 0-dimensional arrays can be converted to Python scalar
 
 def explain(cell: CellResult) -> CellResult:
     """The cell, with a hint after each error that has a known outside cause."""
-    if cell.status is not Status.ERROR or NUMPY2_SCALAR in cell.message:
+    if cell.status is not CellStatus.ERROR or NUMPY2_SCALAR in cell.message:
         return cell
     message = cell.message
     for known in _NUMPY2_MESSAGES:

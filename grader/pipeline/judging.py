@@ -9,8 +9,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from grader.model import Case, CheckResult, Diagnosis, Exercise, Inputs, Status, Visibility
+from grader.model import Case, Exercise, Inputs, Visibility
 from grader.pipeline import compare, diagnose, scoring
+from grader.results import CheckResult, CheckStatus, Diagnosis
 from grader.sandbox.limits import cap
 from grader.spec.references import Outputs
 
@@ -59,7 +60,7 @@ def judge(exercise: Exercise, case: Case, value: object, expected: Outputs,
     if case.visibility is Visibility.HIDDEN:  # shown only after show_hidden_after (disclosure)
         detail = cap(compare.compare(value, expected, exercise.outputs, case.rtol, case.atol,
                                      reveal=True).message)
-    check = scoring.failed_check(case.name, exercise, Status.FAILED, result.message,
+    check = scoring.failed_check(case.name, exercise, CheckStatus.FAILED, result.message,
                                  diagnosis=diagnosis, views=result.views,
                                  visibility=case.visibility, note=case.note)
     return replace(check, alternatives=alternatives, detail=detail), False

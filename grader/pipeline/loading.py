@@ -17,11 +17,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from grader.errors import SubmissionError
-from grader.model import Cell, Statement, Submission
 from grader.pipeline import notebooks, submissions
 from grader.pipeline.ipython_syntax import TooMuchIPython, parse, to_python
 from grader.pipeline.notebooks import RESAVE
 from grader.sandbox.limits import Limits, cap
+from grader.submission import Cell, Statement, Submission
 
 # Magics that do nothing harmful, or whose statement the worker runs itself (see worker.Shell).
 RUNNABLE_MAGICS = frozenset({

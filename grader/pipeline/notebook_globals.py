@@ -20,8 +20,8 @@ import operator
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from grader.model import Submission
 from grader.pipeline import ipython_syntax
+from grader.submission import Submission
 
 _BINARY: Mapping[type, Any] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,

@@ -8,16 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from grader.model import (
-    CheckResult,
-    Diagnosis,
-    Exercise,
-    ExerciseResult,
-    Status,
-)
+from grader.model import Exercise
+from grader.results import CheckResult, CheckStatus, Diagnosis, ExerciseResult
 from grader.sandbox.limits import cap
 
-_ALL_SAME = (Status.MISSING, Status.TIMEOUT, Status.ERROR)
+_ALL_SAME = (CheckStatus.MISSING, CheckStatus.TIMEOUT, CheckStatus.ERROR)
 
 
 def exercise_result(exercise: Exercise, checks: Sequence[CheckResult]) -> ExerciseResult:
@@ -25,12 +20,12 @@ def exercise_result(exercise: Exercise, checks: Sequence[CheckResult]) -> Exerci
     that count (an unscored check is advice, and does not fail an exercise that has points)."""
     scored = [check for check in checks if check.scored] or list(checks)
     statuses = {check.status for check in scored}
-    if statuses == {Status.PASSED}:
-        status = Status.PASSED
+    if statuses == {CheckStatus.PASSED}:
+        status = CheckStatus.PASSED
     else:
-        status = next((s for s in _ALL_SAME if statuses == {s}), Status.FAILED)
-        if status is Status.FAILED and statuses <= {Status.ERROR, Status.TIMEOUT}:
-            status = Status.ERROR
+        status = next((s for s in _ALL_SAME if statuses == {s}), CheckStatus.FAILED)
+        if status is CheckStatus.FAILED and statuses <= {CheckStatus.ERROR, CheckStatus.TIMEOUT}:
+            status = CheckStatus.ERROR
     return ExerciseResult(
         name=exercise.name, status=status,
         score=round(sum(check.score for check in checks), 6),
@@ -42,10 +37,10 @@ def passed_check(name: str, exercise: Exercise, **fields: object) -> CheckResult
     """A check that earned its points."""
     points = exercise.case_points(exercise.case(name))
     return CheckResult(name=name, passed=True, score=points, max_score=points,
-                       status=Status.PASSED, **fields)  # type: ignore[arg-type]
+                       status=CheckStatus.PASSED, **fields)  # type: ignore[arg-type]
 
 
-def failed_check(name: str, exercise: Exercise, status: Status, message: str,
+def failed_check(name: str, exercise: Exercise, status: CheckStatus, message: str,
                  diagnosis: Diagnosis | None = None, **fields: object) -> CheckResult:
     """A check that earned nothing, and why (capped at `limits.MESSAGE_CHARS` characters)."""
     points = exercise.case_points(exercise.case(name))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.model import Result
+from grader.results import Result
 
 
 def report_path(folder: Path, result: Result, suffix: str) -> Path:

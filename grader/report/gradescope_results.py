@@ -6,9 +6,10 @@ import json
 from typing import Any
 
 from grader import result_json, text
-from grader.model import Result, Visibility
+from grader.model import Visibility
 from grader.report import markdown
 from grader.report.render import fence, md_escape
+from grader.results import Result
 
 # Hidden cases are shown once the due date has passed; public ones at once. With the
 # assignment's show_hidden_after, a hidden test carries its details, which Gradescope shows

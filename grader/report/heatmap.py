@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.model import ArrayView
+from grader.results import ArrayView
 
 CELL = 40
 FONT = 11

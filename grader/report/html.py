@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from grader.model import Result
 from grader.report.render import render as _render
+from grader.results import Result
 
 
 def render(result: Result) -> str:

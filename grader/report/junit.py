@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
 from grader import text
-from grader.model import Result, Status
+from grader.results import CheckStatus, Result, ResultStatus
 
 # Two characters that `text.clean` keeps and XML 1.0 cannot hold.
 _NOT_XML = str.maketrans("", "", "\ufffe\uffff")
@@ -23,13 +23,14 @@ def render(results: Sequence[Result]) -> str:
     for result in results:
         result = text.clean_fields(result)
         checks = [(e, c) for e in result.exercises for c in e.checks]
-        failures = sum(1 for _, c in checks if c.status is Status.FAILED)
-        errors = sum(1 for _, c in checks if c.status not in (Status.FAILED, Status.PASSED))
+        failures = sum(1 for _, c in checks if c.status is CheckStatus.FAILED)
+        errors = sum(1 for _, c in checks
+                     if c.status not in (CheckStatus.FAILED, CheckStatus.PASSED))
         suite = ET.SubElement(suites, "testsuite", name=_clean(result.submission),
                               tests=str(max(len(checks), 1)), failures=str(failures),
-                              errors=str(errors + (result.status is Status.ERROR)),
+                              errors=str(errors + (result.status is ResultStatus.ERROR)),
                               time=f"{result.duration_s:.3f}")
-        if result.status is Status.ERROR:
+        if result.status is ResultStatus.ERROR:
             case = ET.SubElement(suite, "testcase", classname=result.assignment,
                                  name="load submission", time="0")
             ET.SubElement(case, "error", message=_clean(result.error or ""),
@@ -43,7 +44,7 @@ def render(results: Sequence[Result]) -> str:
                 continue
             headline = (f"[{check.diagnosis.id}] {check.diagnosis.message}" if check.diagnosis
                         else (check.message.splitlines() or [check.status.value])[0])
-            tag = "failure" if check.status is Status.FAILED else "error"
+            tag = "failure" if check.status is CheckStatus.FAILED else "error"
             element = ET.SubElement(case, tag, message=_clean(headline),
                                     type=check.status.value)
             element.text = _clean(check.message)

@@ -10,8 +10,9 @@ from pathlib import PurePath
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from grader import __version__, text
-from grader.model import CheckResult, ExerciseResult, Result, Status, Visibility
+from grader.model import Visibility
 from grader.report import heatmap
+from grader.results import CheckResult, ExerciseResult, Result, ResultStatus
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
 
@@ -84,7 +85,7 @@ def environment() -> Environment:
     env.filters["fence"] = fence
     env.filters["basename"] = lambda value: PurePath(str(value)).name
     env.filters["points"] = lambda value: f"{value:.4g}"
-    env.globals.update(version=__version__, Status=Status, pair=heatmap.pair,
+    env.globals.update(version=__version__, ResultStatus=ResultStatus, pair=heatmap.pair,
                        failures=failures, cautions=cautions)
     return env
 

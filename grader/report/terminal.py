@@ -9,13 +9,14 @@ from rich.console import Console
 from rich.markup import escape
 
 from grader import text
-from grader.model import Result, Status
+from grader.results import CellStatus, CheckStatus, Result, ResultStatus
 
-_STYLE = {Status.PASSED: "green", Status.FAILED: "red", Status.MISSING: "yellow",
-          Status.ERROR: "red", Status.TIMEOUT: "magenta", Status.CRASHED: "red",
-          Status.SKIPPED: "dim", Status.OK: "green"}
-_MARK = {Status.PASSED: "✓", Status.FAILED: "✗", Status.MISSING: "?", Status.ERROR: "!",
-         Status.TIMEOUT: "⏱"}
+_STYLE = {CheckStatus.PASSED: "green", CheckStatus.FAILED: "red", CheckStatus.MISSING: "yellow",
+          CheckStatus.ERROR: "red", CheckStatus.TIMEOUT: "magenta"}
+_CELL_STYLE = {CellStatus.OK: "green", CellStatus.ERROR: "red", CellStatus.TIMEOUT: "magenta",
+               CellStatus.CRASHED: "red", CellStatus.SKIPPED: "dim"}
+_MARK = {CheckStatus.PASSED: "✓", CheckStatus.FAILED: "✗", CheckStatus.MISSING: "?",
+         CheckStatus.ERROR: "!", CheckStatus.TIMEOUT: "⏱"}
 
 
 def _safe(value: str) -> str:
@@ -30,7 +31,7 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
                       force_terminal=color, no_color=not color, width=100)
     # The path as the instructor typed it (reports for students show the file's name only).
     title = _safe(f"{result.submission} · {result.assignment}")
-    if result.status is Status.ERROR:
+    if result.status is ResultStatus.ERROR:
         console.print(f"[bold]{title}[/]: [red]could not be graded[/]")
         console.print(f"  {_safe(result.error or '')}")
         return target.getvalue()
@@ -76,6 +77,6 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
                 console.print(f"        {_safe(line)}")
     for cell in result.problem_cells:
         where = f"{_safe(Path(cell.file).name)} " if cell.file else ""
-        console.print(f"  [{_STYLE.get(cell.status, '')}]{where}{cell.where}: "
+        console.print(f"  [{_CELL_STYLE.get(cell.status, '')}]{where}{cell.where}: "
                       f"{cell.status.value}[/]: {_safe(cell.message)}")
     return target.getvalue()

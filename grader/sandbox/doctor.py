@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.errors import GraderError
-from grader.model import Cell, Statement, Submission
 from grader.sandbox import isolation
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import SandboxConfig, Session
+from grader.submission import Cell, Statement, Submission
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.v4 import new_code_cell, new_notebook
 
 from grader.errors import SandboxError
-from grader.model import Status
+from grader.results import CellStatus
 from grader.sandbox import isolation
 from grader.sandbox.inside import processes
 from grader.sandbox.inside.protocol import Reply
@@ -228,12 +228,12 @@ class KernelTransport:
                 break
             if reply.get("parent_header", {}).get("msg_id") == serving:
                 return
-        raise WorkerLost(Status.CRASHED, "the kernel did not stop answering the grader")
+        raise WorkerLost(CellStatus.CRASHED, "the kernel did not stop answering the grader")
 
     def _lost_as(self, when: str, alive: str) -> WorkerLost:
         """How the kernel was lost when its channel closed (`transport.exchange`)."""
         return self._lost() if self._proc is not None and self._proc.poll() is not None \
-            else WorkerLost(Status.CRASHED, f"the kernel closed its channel, {when}")
+            else WorkerLost(CellStatus.CRASHED, f"the kernel closed its channel, {when}")
 
     def _run_source(self, source: str, timeout: float) -> tuple[list[Any], float]:
         """Run code as one cell; return its outputs and the seconds it took."""
@@ -256,12 +256,12 @@ class KernelTransport:
             client.execute_cell(cell, 0, store_history=False)
         except DeadKernelError:
             if self._killed:
-                raise WorkerLost(Status.TIMEOUT, STUCK) from None
+                raise WorkerLost(CellStatus.TIMEOUT, STUCK) from None
             raise self._lost() from None
         except (CellTimeoutError, TimeoutError, RuntimeError):
-            raise WorkerLost(Status.TIMEOUT, STUCK) from None
+            raise WorkerLost(CellStatus.TIMEOUT, STUCK) from None
         except Exception as exc:  # a message the kernel's code forged that nbclient chokes on
-            raise WorkerLost(Status.CRASHED, "the kernel sent a message the grader cannot "
+            raise WorkerLost(CellStatus.CRASHED, "the kernel sent a message the grader cannot "
                              f"read ({type(exc).__name__}: {str(exc)[:200]})") from None
         finally:
             watchdog.cancel()
@@ -282,7 +282,7 @@ class KernelTransport:
                 return lost_by_exit(self._proc.wait(timeout=5), "while it ran")
             except subprocess.TimeoutExpired:
                 pass  # nbclient gave up on a kernel that has not exited (yet)
-        return WorkerLost(Status.CRASHED, "the kernel died, while it ran")
+        return WorkerLost(CellStatus.CRASHED, "the kernel died, while it ran")
 
     def _exec(self, header: dict[str, Any], deadline: float) -> dict[str, Any]:
         """Run one statement as a cell of its own; the reply the fast worker would give."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from grader.errors import IsolationError, SandboxError
-from grader.model import Cell, CellResult, Status, Submission
+from grader.results import CellResult, CellStatus, CheckStatus
 from grader.sandbox import isolation
 from grader.sandbox.inside.protocol import Reply
 from grader.sandbox.limits import CappedOutput, Engine, Limits, OnError, cap
@@ -27,6 +27,7 @@ from grader.sandbox.transport import (
     WorkerStart,
 )
 from grader.sandbox.zygote import Zygotes
+from grader.submission import Cell, Submission
 
 GRACE_S = 2.0
 MAX_RESTARTS = 8
@@ -66,7 +67,7 @@ class SandboxConfig:
 class CallOutcome:
     """What one call of an exercise produced, as plain data."""
 
-    status: Status
+    status: CheckStatus
     """PASSED here means "returned a value"; else MISSING, ERROR or TIMEOUT."""
     value: Any = None
     """The decoded return value (arrays, tuples, lists, `protocol.Unsupported`)."""
@@ -185,46 +186,47 @@ class Session:
         halted = False
         for cell in submission.cells:
             if halted:
-                results.append(CellResult(cell.index, Status.SKIPPED,
+                results.append(CellResult(cell.index, CellStatus.SKIPPED,
                                           "not run: an earlier cell failed and grading stops "
                                           "at the first failure (--on-error stop)"))
                 continue
             result = self._run_cell(cell)
             results.append(result)
             halted = (self.config.on_error is OnError.STOP
-                      and result.status not in (Status.OK, Status.SKIPPED))
+                      and result.status not in (CellStatus.OK, CellStatus.SKIPPED))
         return tuple(results)
 
     def _run_cell(self, cell: Cell) -> CellResult:
         if cell.syntax_error:
-            return CellResult(cell.index, Status.ERROR,
+            return CellResult(cell.index, CellStatus.ERROR,
                               f"{cell.syntax_error}; the cell did not run")
-        notes: list[tuple[Status, str]] = []
+        notes: list[tuple[CellStatus, str]] = []
         went_on = False
         for statement in cell.statements:
             if statement.skip_reason:
-                notes.append((Status.SKIPPED, f"line {statement.lineno}: {statement.skip_reason}"))
+                notes.append((CellStatus.SKIPPED,
+                              f"line {statement.lineno}: {statement.skip_reason}"))
                 continue
             status, message = self._exec(cell, statement.index)
-            if status is Status.OK:
+            if status is CellStatus.OK:
                 continue
             notes.append((status, f"line {message}"))
             remaining = len(cell.statements) - statement.index - 1
             if self.config.on_error is not OnError.STATEMENT:
                 if remaining:
-                    notes.append((Status.SKIPPED, f"the {remaining} statement(s) after it did "
+                    notes.append((CellStatus.SKIPPED, f"the {remaining} statement(s) after it did "
                                   "not run, as in Jupyter (--on-error "
                                   f"{self.config.on_error.value})"))
                 break
             went_on = went_on or remaining > 0
         self._snapshot(cell)
         if not notes:
-            return CellResult(cell.index, Status.OK)
+            return CellResult(cell.index, CellStatus.OK)
         if went_on:
-            notes.append((Status.OK, "the grader ran the rest of the cell anyway; Jupyter "
+            notes.append((CellStatus.OK, "the grader ran the rest of the cell anyway; Jupyter "
                           "would have stopped at the first error"))
-        worst = next((s for s in (Status.CRASHED, Status.TIMEOUT, Status.ERROR)
-                      if any(n[0] is s for n in notes)), Status.SKIPPED)
+        worst = next((s for s in (CellStatus.CRASHED, CellStatus.TIMEOUT, CellStatus.ERROR)
+                      if any(n[0] is s for n in notes)), CellStatus.SKIPPED)
         # A cell of 500 shell escapes would otherwise make a message as long as the cell.
         return CellResult(cell.index, worst, cap("; ".join(text for _, text in notes)))
 
@@ -238,10 +240,10 @@ class Session:
         except WorkerLost:
             self._restart()
 
-    def _exec(self, cell: Cell, index: int) -> tuple[Status, str]:
+    def _exec(self, cell: Cell, index: int) -> tuple[CellStatus, str]:
         lineno = cell.statements[index].lineno
         if time.monotonic() > self.deadline:
-            return Status.TIMEOUT, (f"{lineno}: not run, the submission's time limit of "
+            return CellStatus.TIMEOUT, (f"{lineno}: not run, the submission's time limit of "
                                     f"{self.limits.submission_timeout:g} s was used up")
         try:
             self._ensure_worker()
@@ -249,22 +251,23 @@ class Session:
                                      None, self.limits.cell_timeout + GRACE_S)
         except WorkerLost as lost:
             self._restart()
-            if lost.status is Status.TIMEOUT:
-                return Status.TIMEOUT, (f"{lineno}: stopped after {self.limits.cell_timeout:g} s "
-                                        "(it did not stop when interrupted); execution went on")
-            return Status.CRASHED, f"{lineno}: {lost.message}; only this statement was lost"
+            if lost.status is CellStatus.TIMEOUT:
+                return CellStatus.TIMEOUT, (
+                    f"{lineno}: stopped after {self.limits.cell_timeout:g} s "
+                    "(it did not stop when interrupted); execution went on")
+            return CellStatus.CRASHED, f"{lineno}: {lost.message}; only this statement was lost"
         status = Reply.of(reply)
         line = reply.get("line") or lineno
         if status is Reply.OK:
             self._replay.append((cell, index))
-            return Status.OK, ""
+            return CellStatus.OK, ""
         if status is Reply.TIMEOUT:
-            return Status.TIMEOUT, (f"{lineno}: stopped after {self.limits.cell_timeout:g} s; "
+            return CellStatus.TIMEOUT, (f"{lineno}: stopped after {self.limits.cell_timeout:g} s; "
                                     "execution went on")
         self._replay.append((cell, index))  # it ran partly: its effects stay, as in Jupyter
         if status is Reply.EXIT:
-            return Status.ERROR, f"{line}: {reply.get('message')} ended only this statement"
-        return Status.ERROR, f"{line}: {reply.get('message', 'failed')}"
+            return CellStatus.ERROR, f"{line}: {reply.get('message')} ended only this statement"
+        return CellStatus.ERROR, f"{line}: {reply.get('message', 'failed')}"
 
     # ------------------------------------------------------------------ calls
 
@@ -279,13 +282,13 @@ class Session:
         The worker is never told `max_bytes`: it is derived from the expected outputs.
         """
         if time.monotonic() > self.deadline:
-            return CallOutcome(Status.TIMEOUT, message="not run: the submission's time limit of "
-                               f"{self.limits.submission_timeout:g} s was used up")
+            return CallOutcome(CheckStatus.TIMEOUT, message="not run: the submission's time "
+                               f"limit of {self.limits.submission_timeout:g} s was used up")
         header = {"op": "call", "name": name, "kind": kind, "tensors": tensors,
                   "timeout": self.limits.call_timeout, "at": at}
         for _attempt in range(2):
             if self.restarts > MAX_RESTARTS:
-                return CallOutcome(Status.ERROR, message="not run: the student's code killed "
+                return CallOutcome(CheckStatus.ERROR, message="not run: the student's code killed "
                                    f"the interpreter more than {MAX_RESTARTS} times")
             try:
                 self._ensure_worker()
@@ -293,13 +296,13 @@ class Session:
                                              self.limits.call_timeout + GRACE_S + 1, max_bytes)
             except WorkerLost as lost:
                 if lost.in_sync:  # the call answered, with data that is not numbers
-                    return CallOutcome(Status.ERROR, message=lost.message.replace(
+                    return CallOutcome(CheckStatus.ERROR, message=lost.message.replace(
                         "the worker sent", "the call returned"))
                 self._restart()
                 continue
             outcome = _outcome(reply, value, self.limits.call_timeout)
             return replace(outcome, printed=str(reply.get("printed") or ""))
-        return CallOutcome(Status.ERROR, message="the interpreter died during this call")
+        return CallOutcome(CheckStatus.ERROR, message="the interpreter died during this call")
 
     def captured_output(self) -> str:
         """What the student's code printed (capped), up to the last reply."""
@@ -316,19 +319,20 @@ def _outcome(reply: dict[str, Any], value: Any, timeout: float) -> CallOutcome:
     status = Reply.of(reply)
     message = str(reply.get("message", ""))[:500]
     if status is Reply.NO_SNAPSHOT:
-        return CallOutcome(Status.MISSING, message="no snapshot: it was never defined by a cell")
+        return CallOutcome(CheckStatus.MISSING,
+                           message="no snapshot: it was never defined by a cell")
     if status is Reply.OK:
-        return CallOutcome(Status.PASSED, value)
+        return CallOutcome(CheckStatus.PASSED, value)
     if status is Reply.MISSING:
-        return CallOutcome(Status.MISSING, message=message)
+        return CallOutcome(CheckStatus.MISSING, message=message)
     if status is Reply.TIMEOUT:
-        return CallOutcome(Status.TIMEOUT, message=f"did not return within {timeout:g} s")
+        return CallOutcome(CheckStatus.TIMEOUT, message=f"did not return within {timeout:g} s")
     if status is Reply.CRASHED:
-        return CallOutcome(Status.ERROR, message=f"crashed: {message}")
+        return CallOutcome(CheckStatus.ERROR, message=f"crashed: {message}")
     if status is Reply.REFUSED:
-        return CallOutcome(Status.ERROR, message=message)
+        return CallOutcome(CheckStatus.ERROR, message=message)
     line = reply.get("line")
     where = f" (line {line})" if isinstance(line, int) else ""
     if message.startswith("NotImplementedError"):
-        return CallOutcome(Status.ERROR, message=f"{NOT_IMPLEMENTED}{where}")
-    return CallOutcome(Status.ERROR, message=f"raised {message}{where}")
+        return CallOutcome(CheckStatus.ERROR, message=f"{NOT_IMPLEMENTED}{where}")
+    return CallOutcome(CheckStatus.ERROR, message=f"raised {message}{where}")

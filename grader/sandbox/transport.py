@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 from grader import text
 from grader.errors import SandboxError
-from grader.model import Status
+from grader.results import CellStatus
 from grader.sandbox import isolation, zygote
 from grader.sandbox.inside import processes, protocol
 from grader.sandbox.limits import CappedOutput
@@ -58,7 +58,7 @@ class WorkerStart(str, enum.Enum):
 class WorkerLost(Exception):
     """The worker died, hung past its deadline, or sent something that is not a frame."""
 
-    def __init__(self, status: Status, message: str, in_sync: bool = False) -> None:
+    def __init__(self, status: CellStatus, message: str, in_sync: bool = False) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
@@ -101,11 +101,11 @@ def decode_reply(frame: bytes) -> tuple[dict[str, Any], Any]:
     try:
         header, value = protocol.unpack(io.BytesIO(frame), MAX_REPLY_BYTES)
     except (protocol.ProtocolError, EOFError) as exc:
-        raise WorkerLost(Status.CRASHED, f"the worker sent malformed data ({exc})",
+        raise WorkerLost(CellStatus.CRASHED, f"the worker sent malformed data ({exc})",
                          in_sync=True) from None
     except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
         # Student code controls these bytes: whatever fails to decode is its failure.
-        raise WorkerLost(Status.CRASHED, "the worker sent data the grader cannot decode "
+        raise WorkerLost(CellStatus.CRASHED, "the worker sent data the grader cannot decode "
                          f"({type(exc).__name__})", in_sync=True) from None
     # Every string the student's code wrote (exception messages) is made safe here, once.
     return text.clean_tree(header), value  # type: ignore[return-value]
@@ -114,14 +114,14 @@ def decode_reply(frame: bytes) -> tuple[dict[str, Any], Any]:
 def lost_by_exit(code: int | None, when: str) -> WorkerLost:
     """The worker exited with `code` (as `Popen.returncode` gives it): how, in words."""
     if code is not None and code < 0:
-        return WorkerLost(Status.CRASHED, f"the interpreter died from "
+        return WorkerLost(CellStatus.CRASHED, f"the interpreter died from "
                           f"{processes.signal_name(-code)}, {when}")
     if code is not None and code > 128 and processes.is_fatal_signal(code - 128):
         # The worker is PID 1 of its namespace: it exits with 128 + the signal's number
         # when the student's code signals it (os.kill(os.getpid(), SIGTERM)).
-        return WorkerLost(Status.CRASHED, f"the interpreter was stopped by "
+        return WorkerLost(CellStatus.CRASHED, f"the interpreter was stopped by "
                           f"{processes.signal_name(code - 128)} (exit code {code}), {when}")
-    return WorkerLost(Status.CRASHED, f"the interpreter exited with code {code}, {when}")
+    return WorkerLost(CellStatus.CRASHED, f"the interpreter exited with code {code}, {when}")
 
 
 def exchange(requests: int, replies: int, header: dict[str, Any], value: Any, deadline: float,
@@ -134,7 +134,7 @@ def exchange(requests: int, replies: int, header: dict[str, Any], value: Any, de
     try:
         protocol.write_by(requests, protocol.pack(dict(header, id=nonce), value), deadline)
     except TimeoutError:
-        raise WorkerLost(Status.TIMEOUT, "the worker stopped reading its requests") from None
+        raise WorkerLost(CellStatus.TIMEOUT, "the worker stopped reading its requests") from None
     except (BrokenPipeError, OSError):
         # Closed by a worker that lives on (the student's code closed the channel): it
         # stopped reading, as above.
@@ -146,18 +146,18 @@ def exchange(requests: int, replies: int, header: dict[str, Any], value: Any, de
         try:
             frame = protocol.read_frame(replies, deadline, limit, drain_up_to=MAX_REPLY_BYTES)
         except TimeoutError:
-            raise WorkerLost(Status.TIMEOUT, "no answer in time") from None
+            raise WorkerLost(CellStatus.TIMEOUT, "no answer in time") from None
         except EOFError:
             raise lost("while it ran", "the worker closed its channel") from None
         except protocol.FrameTooLarge as exc:
             if exc.drained:  # read and dropped: the worker goes on
-                raise WorkerLost(Status.CRASHED, TOO_LARGE, in_sync=True) from None
+                raise WorkerLost(CellStatus.CRASHED, TOO_LARGE, in_sync=True) from None
             # the channel is out of step: a new worker
-            raise WorkerLost(Status.CRASHED, f"the worker sent {exc}") from None
+            raise WorkerLost(CellStatus.CRASHED, f"the worker sent {exc}") from None
         reply = decode_reply(frame)
         if reply[0].get("id") == nonce:
             return reply
-    raise WorkerLost(Status.CRASHED, "the worker's channel was flooded with stray frames")
+    raise WorkerLost(CellStatus.CRASHED, "the worker's channel was flooded with stray frames")
 
 
 class PipeTransport:
@@ -292,8 +292,8 @@ class PipeTransport:
         try:
             code = proc.wait(timeout=5) if proc is not None else None
         except subprocess.TimeoutExpired:
-            return WorkerLost(Status.TIMEOUT, alive)
+            return WorkerLost(CellStatus.TIMEOUT, alive)
         if isinstance(proc, zygote.Forked) and proc.error:
-            return WorkerLost(Status.CRASHED, f"the worker could not be forked ({proc.error}), "
+            return WorkerLost(CellStatus.CRASHED, f"the worker could not be forked ({proc.error}), "
                               f"{when}")
         return lost_by_exit(code, when)

@@ -1,0 +1,171 @@
+"""Calling each exercise on each case in a submission's sandbox, and turning what comes back
+into checks: judged against the reference (`judging`), the exercise's diagnoses agreed,
+scored; what the calls printed split into what students see and what only the instructor
+sees; and a hidden call's error told without its message.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from grader.model import Assignment, Case, Exercise, Visibility
+from grader.pipeline import diagnose, scoring
+from grader.pipeline.judging import Context, judge
+from grader.results import CheckResult, CheckStatus, Diagnosis, ExerciseResult
+from grader.sandbox.limits import cap
+from grader.sandbox.session import NOT_IMPLEMENTED, Session
+from grader.spec import references
+
+REPLY_FLOOR = 1 << 20
+REPLY_FACTOR = 16
+LATE = ("passes right after the cell that defines it, but not at the end of the notebook: a "
+        "later cell changes something it uses")
+
+
+
+@dataclass(frozen=True)
+class Call:
+    """One case of one exercise, checked: its result and what its calls printed."""
+
+    exercise: str
+    """The exercise's name."""
+    check: CheckResult
+    """The compared, diagnosed, scored case (before the exercise's diagnoses agree)."""
+    printed: str = ""
+    """What the calls of the case printed (at the end, then at the definition)."""
+
+    @property
+    def hidden(self) -> bool:
+        """Whether it is a hidden case's: what it printed may show hidden inputs."""
+        return self.check.visibility is Visibility.HIDDEN
+
+
+def grade_calls(session: Session, assignment: Assignment, stored: references.References,
+                 public_only: bool, reads: Mapping[str, Mapping[str, tuple[float, ...]]]
+                 ) -> list[Call]:
+    """Every case of every exercise, public ones first. The calls of one submission share its
+    private /tmp: a hidden call could leave its inputs there for a later call to print, so no
+    public call runs after any hidden one, and only public calls' output reaches students."""
+    contexts = {e.name: Context.of(e, reads[e.name]) for e in assignment.exercises}
+    calls = []
+    for visibility in (Visibility.PUBLIC, Visibility.HIDDEN):
+        if public_only and visibility is Visibility.HIDDEN:
+            break
+        for exercise in assignment.exercises:
+            for case in exercise.cases:
+                if case.visibility is visibility:
+                    check, printed = _grade_case(session, exercise, case, stored,
+                                                 contexts[exercise.name])
+                    calls.append(Call(exercise.name, check, printed))
+    return calls
+
+
+def exercise_result(exercise: Exercise, calls: Sequence[Call]) -> ExerciseResult:
+    """An exercise's checks in the order of its cases, their diagnoses agreed, scored."""
+    by_case = {call.check.name: call.check for call in calls if call.exercise == exercise.name}
+    checks = [by_case[case.name] for case in exercise.cases if case.name in by_case]
+    agreed = diagnose.consistent([c.diagnosis for c in checks],
+                                 [c.alternatives for c in checks])
+    checks = [replace(c, diagnosis=d) for c, d in zip(checks, agreed, strict=True)]
+    return scoring.exercise_result(exercise, checks)
+
+
+HIDDEN_PRINTED = ("[grader] {count} of the hidden checks' calls printed something; it is not "
+                  "shown, since it could show their hidden inputs")
+
+
+def outputs(cells: str, calls: Sequence[Call], limit: int) -> tuple[str, str]:
+    """(what students see, what only the instructor sees) of a submission's output: the
+    cells' output (capped already) and the public calls' under a line naming each call; one
+    line saying that hidden calls printed, whose output goes to the second text alone."""
+    shown: list[str] = []
+    kept: list[str] = []
+    for call in calls:
+        if not call.printed:
+            continue
+        label = f"[grader] {call.exercise}, case '{call.check.name}', printed:\n{call.printed}"
+        (kept if call.hidden else shown).append(label)
+    calls_text = cap("\n".join(shown), limit)
+    if kept:
+        calls_text = "\n".join(filter(None, [calls_text, HIDDEN_PRINTED.format(count=len(kept))]))
+    return "\n".join(filter(None, [cells, calls_text])), cap("\n".join(kept), limit)
+
+
+_RAISED = re.compile(r"raised (?P<name>[A-Za-z_]\w*)(?P<said>.*?)(?P<where> \(line \d+\))?",
+                     re.S)
+KNOWN_ERRORS = frozenset(
+    {name for name, value in vars(builtins).items()
+     if isinstance(value, type) and issubclass(value, BaseException)}
+    | {"AxisError", "LinAlgError"})
+"""Exception classes whose names a hidden check may say: Python's and numpy's usual ones. A
+class the student's code defines has a name it chooses, which could spell out the inputs."""
+
+
+def hidden_error(message: str) -> str:
+    """A hidden call's error as students see it: its exception class (a usual one), never
+    its message or its line, which the student's code chooses and could make spell out the
+    hidden inputs (`raise ValueError(repr(x))`; an `exec` of as many blank lines as an input's
+    digits). Messages the grader writes (a timeout, a crash) are kept."""
+    match = _RAISED.fullmatch(message)
+    if match is None:
+        return message
+    name = match["name"]
+    what = f"raised {name}" if name in KNOWN_ERRORS else "raised an exception of its own class"
+    if not match["said"].strip() and not match["where"]:
+        return what
+    return (f"{what}; its message and line are shown for public checks only, since the code "
+            "could make them spell out this hidden case's inputs")
+
+
+def reply_limit(expected: references.Outputs) -> int:
+    """The most bytes of arrays a call may return: room for any dtype and a wrong shape or
+    two, never so much that comparing and diagnosing it costs the grader real memory."""
+    return REPLY_FLOOR + REPLY_FACTOR * sum(np.asarray(output).nbytes for output in expected)
+
+
+def _grade_case(session: Session, exercise: Exercise, case: Case,
+                stored: references.References, context: Context) -> tuple[CheckResult, str]:
+    """Check one case at the end of the notebook and, failing that, right after the cell that
+    defined the exercise: a later cell that rebinds a global must not undo working code.
+    Returns the check and what its calls printed."""
+    inputs = case.inputs()
+    expected = stored.get(exercise.name, case.name)
+    first: CheckResult | None = None
+    printed: list[str] = []
+    for at in ("end", "definition"):
+        outcome = session.call(exercise.name, exercise.kind, inputs, dict(case.init_kwargs),
+                               exercise.tensors, at=at, max_bytes=reply_limit(expected))
+        if outcome.printed:
+            printed.append(outcome.printed)
+        if outcome.status is CheckStatus.PASSED:
+            check, passed = judge(exercise, case, outcome.value, expected, inputs, context)
+            if passed and at == "definition":
+                check = replace(check, caution=LATE)
+            if passed:
+                return check, "\n".join(printed)
+        else:
+            diagnosis: Diagnosis | None
+            if outcome.message.startswith(NOT_IMPLEMENTED):
+                diagnosis = diagnose.unattempted("still raises NotImplementedError")
+            else:  # an index out of range, say, because N is the notebook's global
+                diagnosis = diagnose.uses_global(exercise, context.reads, inputs,
+                                                 context.example)
+            message, detail = outcome.message, ""
+            if outcome.status is CheckStatus.MISSING and exercise.notebook:
+                message += f" (it belongs in {exercise.notebook})"
+            if case.visibility is Visibility.HIDDEN:  # the whole message once it is due
+                message, detail = hidden_error(message), cap(message)
+            check = scoring.failed_check(
+                case.name, exercise, outcome.status, message, diagnosis=diagnosis,
+                visibility=case.visibility, note=case.note, detail=detail)
+        first = first or check
+        if outcome.status in (CheckStatus.MISSING, CheckStatus.TIMEOUT):
+            break  # never defined, or too slow to try twice
+    assert first is not None
+    return first, "\n".join(printed)
+
