@@ -111,3 +111,22 @@ def test_the_main_job_prints_what_readme_shows(checkout, tmp_path):
     assert codes == [0, 1], done.stdout + done.stderr  # check: a public check fails
     for (command, expected), output in zip(shown, outputs, strict=True):
         assert timeless(output) == timeless(expected + "\n"), (command, done.stderr)
+
+
+def test_the_map_of_the_package_names_every_part_and_only_parts_that_exist():
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("The package, by what each part is for", 1)[1].split("\n\n", 2)[1]
+    rows = [line.split(" | ", 1) for line in table.splitlines()[2:]]
+    named_folders = {folder.strip("`/") for row in rows
+                     for folder in re.findall(r"`(grader/[\w/]+)/?`", " | ".join(row))
+                     if (ROOT / folder).is_dir()}
+    packages = {str(path.parent.relative_to(ROOT)) for path in (ROOT / "grader").rglob(
+        "__init__.py")} | {"grader/templates"}
+    assert packages - {"grader"} == named_folders
+    # Every module a row names in its description is in that row's folder (or the base).
+    for where, what in rows:
+        folders = [ROOT / f.strip("`/") for f in re.findall(r"`(grader/[\w/]+)/?`", where)]
+        for module in set(re.findall(r"`([a-z_]+)`", what)) - {"grade"}:  # grade: the command
+            found = [folder / f"{module}.py" for folder in folders
+                     if (folder / f"{module}.py").exists() or (folder / module).is_dir()]
+            assert found or (ROOT / "grader" / f"{module}.py").exists(), (where, module)
