@@ -68,7 +68,7 @@ def grade_job(job: Job, assignment: Assignment, options: grading.Options,
     the names and hashes the batch found; `copies` are where a Dask worker wrote them."""
     result = grading.grade_files(job.paths, assignment, options, stored,
                                  recorded=tuple(zip(job.names, job.hashes, strict=True)),
-                                 copies=copies)
+                                 copies=copies, keep_going=True)
     return Graded.of(result)
 
 

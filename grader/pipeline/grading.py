@@ -12,7 +12,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from grader.errors import GraderError, IsolationError, SpecError, SubmissionError, UsageError
+from grader.errors import (
+    GraderError,
+    IsolationError,
+    SpecError,
+    SubmissionError,
+    UsageError,
+)
 from grader.model import Assignment
 from grader.pipeline import (
     checking,
@@ -186,7 +192,7 @@ def _grade(path: Path, assignment: Assignment, options: Options,
 def grade_files(paths: Sequence[Path], assignment: Assignment, options: Options | None = None,
                 stored: references.References | None = None, *,
                 recorded: Sequence[tuple[str, str]] = (),
-                copies: Sequence[Path] = ()) -> Result:
+                copies: Sequence[Path] = (), keep_going: bool = False) -> Result:
     """Grade one student's files for one assignment (one file, or the book's two notebooks):
     each file on its own, then each exercise from the file where it scores best. The one way
     a student's work is graded: `grade run`, a batch (in a thread or on a Dask worker) and
@@ -195,8 +201,10 @@ def grade_files(paths: Sequence[Path], assignment: Assignment, options: Options 
     `recorded` is the (name, hash) each file is recorded under (a batch: its path under the
     submissions folder and the hash it saw, so that a rerun recognises it); `copies` are where
     a Dask worker wrote the files' bytes, graded in their place. A file the grader fails on
-    is that file's error in the result, never an exception that loses the others, except
-    when the machine cannot isolate student code at all (IsolationError).
+    (a bug of ours) is that file's error in the result, never an exception that loses the
+    others. An error of the `GraderError` tree (a sandbox that cannot be had, a missing
+    reference) stops the command with its message, except with `keep_going` (a batch: that
+    file is graded again next time); IsolationError always does.
     """
     options = options or Options()
     if stored is None:
@@ -207,9 +215,10 @@ def grade_files(paths: Sequence[Path], assignment: Assignment, options: Options 
             graded = copies[index] if copies else path
             try:
                 result = grade(graded, assignment, options, stored)
-            except IsolationError:
-                raise  # the machine, not the submission: no other one can be graded either
-            except Exception as exc:  # graded again next time; never stops a class
+            except Exception as exc:
+                if isinstance(exc, IsolationError) or (
+                        isinstance(exc, GraderError) and not keep_going):
+                    raise  # the machine's or the instructor's problem, not the submission's
                 result = failed_result(assignment, str(path),
                                        f"{path}: could not be graded ({exc})",
                                        public_only=options.public_only, grader_failed=True)
