@@ -13,6 +13,9 @@ import pytest
 from grader.sandbox import users
 from grader.spec import references, registry
 
+# The helpers assert as tests do; their failures should read as the tests' own.
+pytest.register_assert_rewrite("tests.helpers")
+
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "artifacts"
 """What the browser tests keep after a run: their screenshots (git ignores the folder)."""

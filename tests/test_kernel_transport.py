@@ -25,7 +25,7 @@ from grader.pipeline import grading
 from grader.sandbox.limits import Limits
 from grader.spec import registry
 from tests.conftest import processes, survivors
-from tests.test_attacks import HONEST, HONEST_SCORE
+from tests.helpers.honest import HONEST, HONEST_SCORE
 
 pytestmark = pytest.mark.slow
 
