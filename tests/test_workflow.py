@@ -16,7 +16,7 @@ from grader.spec import registry
 from grader.spec.layout import Layout
 from tests import test_release
 from tests.conftest import ROOT
-from tests.test_assign import run as grade
+from tests.helpers.command import run as grade
 
 pytestmark = pytest.mark.usefixtures("fresh_registry")
 
