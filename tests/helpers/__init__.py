@@ -7,5 +7,7 @@ holds one kind of thing.
 - `corpus`: the corpus of submissions with known outcomes, and grading one of them;
 - `classes`: class folders for batches, and what a batch recorded;
 - `memory`: this process's resident memory, now and at its peak;
-- `command`: the command line as a function.
+- `command`: the command line as a function;
+- `scanning`: what the leak scans look for (hidden values, solution lines, a release's
+  secrets), and how the project is reached as another user.
 """
