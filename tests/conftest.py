@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import time
 from pathlib import Path
 
@@ -13,9 +14,18 @@ import pytest
 from grader.sandbox import users
 from grader.spec import references, registry
 
+# The helpers assert as tests do; their failures should read as the tests' own.
+pytest.register_assert_rewrite("tests.helpers")
+
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "artifacts"
 """What the browser tests keep after a run: their screenshots (git ignores the folder)."""
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--window-size=1100,1600"]
+CHROMIUM_INSTALL = "apt-get update && apt-get install -y chromium chromium-driver"
+"""What installs the browser (Debian's chromium and chromium-driver): a skipped browser test
+says it."""
 
 
 @pytest.fixture
@@ -53,6 +63,30 @@ def make_submission(tmp_path):
         return path
 
     return make
+
+
+@pytest.fixture
+def browser(tmp_path):
+    """Headless Chromium driven by selenium. Without it the test is skipped with the command
+    that installs it; under CI (`CI` set) that is a failure, since a skip would hide a missing
+    install step."""
+    from selenium import webdriver  # only the browser tests need selenium
+    from selenium.webdriver.chrome.service import Service
+
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (chromium and driver):
+        message = ("Debian's chromium and chromium-driver are not installed: "
+                   f"{CHROMIUM_INSTALL}")
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in [*CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]:
+        options.add_argument(flag)
+    session = webdriver.Chrome(service=Service(executable_path=driver), options=options)
+    yield session
+    session.quit()
 
 
 def processes() -> set[int]:

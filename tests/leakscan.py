@@ -3,8 +3,8 @@
 It looks for five kinds of leak:
 - `array`: 16 bytes of a hidden reference array, raw or inside a zip/npz member;
 - `line`: a distinctive line of a solution module (in a notebook, a line of a cell);
-- `text`: a hidden value written out as text (`tests/test_release.py` gives these);
-- `marker`: a solution marker (`tests/test_release.py` gives these);
+- `text`: a hidden value written out as text (`tests/helpers/scanning.py` gives these);
+- `marker`: a solution marker (`tests/helpers/scanning.py` gives these);
 - `git`: a `.git` folder or file.
 
 A deep scan (`deep=True`, for a release) reads every byte of every file as text, whatever

@@ -17,7 +17,7 @@ from grader.pipeline import grading, scoring
 from grader.results import CellStatus, CheckStatus, ResultStatus
 from grader.sandbox.limits import MESSAGE_CHARS, Limits
 from grader.spec import registry
-from tests.test_attacks import HONEST, HONEST_SCORE  # qkv_projections and causal_mask right
+from tests.helpers.honest import HONEST, HONEST_SCORE  # qkv_projections and causal_mask right
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=3, call_timeout=3, memory_mb=1024))
 MB = 1 << 20

@@ -4,18 +4,17 @@ a broken master is refused with the cell, the problem and the fix."""
 from __future__ import annotations
 
 import ast
-import io
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from grader import cli
 from grader.authoring import building, master, skeleton
 from grader.errors import SpecError
 from grader.spec import references, registry
 from grader.spec.layout import Layout
+from tests.helpers.command import run
 
 # Each test reads the registry afresh (it may declare assignments of its own).
 pytestmark = pytest.mark.usefixtures("fresh_registry")
@@ -68,12 +67,6 @@ def write_master(path: Path, cells: list[tuple[str, str]] | None = None,
                   for i, (kind, source) in enumerate(cells)]}
     path.write_text(json.dumps(notebook))
     return path
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = cli.run(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

@@ -25,23 +25,9 @@ from grader.sandbox.limits import Limits
 from grader.sandbox.session import SandboxConfig, Session
 from grader.spec import registry
 from tests.conftest import ROOT, processes, survivors
+from tests.helpers.honest import HONEST, HONEST_SCORE
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=3, call_timeout=3, memory_mb=1024))
-
-# Honest work: qkv_projections and causal_mask right (2 + 1 points), the rest wrong or absent.
-HONEST = '''
-import numpy as np
-
-def qkv_projections(X, W_q, W_k, W_v):
-    return X @ W_q, X @ W_k, X @ W_v
-
-def causal_mask(seq_len):
-    return np.triu(np.full((seq_len, seq_len), -np.inf), k=1)
-
-def softmax(x):
-    return np.zeros_like(x)
-'''
-HONEST_SCORE = 3.0
 
 
 def grade(tmp_path, attack: str, name: str = "attack_attention_basics.py"):

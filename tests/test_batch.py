@@ -23,6 +23,7 @@ from grader.pipeline import grading
 from grader.sandbox.limits import Limits
 from grader.spec import registry
 from tests.conftest import ROOT
+from tests.helpers.classes import Terminal, make_class, normalised, small_class
 
 CORPUS = ROOT / "tests" / "corpus" / "udl_attention"
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
@@ -46,28 +47,6 @@ def test_a_custom_pattern_and_its_errors():
         batch.compile_pattern(r"^(\w+)_")
     with pytest.raises(UsageError, match="is not a regular expression"):
         batch.compile_pattern(r"(?P<student>")
-
-
-def make_class(folder: Path, slow: bool = False) -> Path:
-    """Eight submissions: correct, wrong, broken; `slow` adds half a second to each."""
-    folder.mkdir(parents=True, exist_ok=True)
-    sources = {"alice/hw.ipynb": CORPUS / "loops.ipynb", "bob/hw.ipynb": CORPUS / "seed002.ipynb",
-               "carol_udl.py": CORPUS / "vectorised.py",
-               "dave_hw.ipynb": ROOT / "tests" / "corpus" / "broken" / "not_json.ipynb",
-               "erin/hw.py": ROOT / "exercises" / "udl_attention.py",
-               "frank_udl.py": ROOT / "solutions" / "udl_attention.py",
-               "grace/hw.ipynb": CORPUS / "seed002.ipynb",
-               "heidi_x.py": CORPUS / "vectorised.py"}
-    for relative, source in sources.items():
-        target = folder / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        text = source.read_bytes()
-        if slow and target.suffix == ".py":
-            text = b"import time\ntime.sleep(0.5)\n" + text
-        target.write_bytes(text)
-    (folder / "notes.txt").write_text("not a submission")
-    (folder / ".hidden_udl.py").write_text("x = 1")
-    return folder
 
 
 def test_batch_grades_everything_in_parallel_and_records_it(tmp_path):
@@ -103,18 +82,6 @@ def test_a_rerun_grades_only_what_is_new_or_changed(tmp_path):
     assert (forced.graded, forced.skipped) == (9, 0)
 
 
-def _normalised(out: Path) -> list[tuple]:
-    with sqlite3.connect(out / FILENAME) as db:
-        rows = db.execute("SELECT student, assignment, submission, sha256, status, score, "
-                          "max_score, result FROM results ORDER BY student, submission").fetchall()
-    normal = []
-    for *fields, result in rows:
-        data = json.loads(result)
-        data.pop("duration_s")
-        normal.append((*fields, json.dumps(data, sort_keys=True)))
-    return normal
-
-
 def _batch_command(folder: Path, out: Path) -> list[str]:
     return [sys.executable, "-m", "grader", "batch", str(folder), "--assignment",
             "udl_attention", "--out", str(out), "--jobs", "2"]
@@ -132,17 +99,17 @@ def test_killed_halfway_and_resumed_equals_never_interrupted(tmp_path):
     while time.monotonic() < deadline and recorded < 3:
         time.sleep(0.05)
         try:
-            recorded = len(_normalised(interrupted))
+            recorded = len(normalised(interrupted))
         except sqlite3.Error:
             recorded = 0
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
-    partial = _normalised(interrupted)
+    partial = normalised(interrupted)
     assert 3 <= len(partial) < 8, "the batch should be killed halfway"
     resumed = subprocess.run(_batch_command(folder, interrupted), capture_output=True,
                              text=True, timeout=300)
     assert f"skipped {len(partial)} already in the gradebook" in resumed.stdout
-    assert _normalised(interrupted) == _normalised(tmp_path / "whole")
+    assert normalised(interrupted) == normalised(tmp_path / "whole")
 
 
 def test_batch_command_line_and_exports(tmp_path):
@@ -192,11 +159,6 @@ def test_the_best_submission_of_a_student_counts(tmp_path):
     assert out.getvalue().splitlines()[1] == "zoe,10"
 
 
-class Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
 def test_a_terminal_gets_a_progress_bar_with_count_rate_and_time_left(tmp_path):
     folder = tmp_path / "submissions"
     folder.mkdir()
@@ -210,14 +172,6 @@ def test_a_terminal_gets_a_progress_bar_with_count_rate_and_time_left(tmp_path):
     assert "[1/2]" not in text  # no plain lines on a terminal
 
 
-def _class(tmp_path: Path) -> Path:
-    folder = tmp_path / "submissions"
-    folder.mkdir()
-    for student in ("alice", "bob"):
-        shutil.copy(CORPUS / "vectorised.py", folder / f"{student}_udl_attention.py")
-    return folder
-
-
 def _batch(folder: Path, out: Path) -> tuple[int, str, str]:
     stdout, stderr = io.StringIO(), io.StringIO()
     code = cli.run(["batch", str(folder), "--assignment", "udl_attention", "--out", str(out),
@@ -228,7 +182,7 @@ def _batch(folder: Path, out: Path) -> tuple[int, str, str]:
 def test_missing_references_stop_the_batch_before_any_grading(tmp_path, monkeypatch):
     monkeypatch.setenv("GRADER_REFERENCES", str(tmp_path / "nowhere"))
     out = tmp_path / "graded"
-    code, stdout, stderr = _batch(_class(tmp_path), out)
+    code, stdout, stderr = _batch(small_class(tmp_path), out)
     assert (code, stdout) == (1, "")
     assert stderr == (f"grade: error: {tmp_path / 'nowhere' / 'udl_attention.npz'}: no "
                       "references for udl_attention; run `grade references build "
@@ -242,7 +196,7 @@ def test_stale_references_stop_the_batch_before_any_grading(tmp_path, monkeypatc
     solution = solutions / "udl_attention.py"
     solution.write_text(solution.read_text() + "\n# edited after the references were built\n")
     monkeypatch.setenv("GRADER_SOLUTIONS", str(solutions))
-    code, stdout, stderr = _batch(_class(tmp_path), tmp_path / "graded")
+    code, stdout, stderr = _batch(small_class(tmp_path), tmp_path / "graded")
     assert (code, stdout) == (1, "")
     assert stderr == (f"grade: error: {solutions / 'references' / 'udl_attention.npz'}: stale, "
                       f"built from another version of {solution}; run `grade references "
@@ -250,7 +204,7 @@ def test_stale_references_stop_the_batch_before_any_grading(tmp_path, monkeypatc
 
 
 def test_rows_where_the_grader_failed_are_graded_again(tmp_path, monkeypatch):
-    folder, out = _class(tmp_path), tmp_path / "graded"
+    folder, out = small_class(tmp_path), tmp_path / "graded"
     real = grading.grade
 
     def broken(*args, **kwargs):

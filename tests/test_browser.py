@@ -8,43 +8,17 @@ since a skipped test there would hide a missing install step."""
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
 from grader.pipeline import grading
 from grader.report import html
 from grader.spec import registry
-from tests.conftest import ARTIFACTS, ROOT
+from tests.conftest import ARTIFACTS, CHROMIUM_INSTALL, ROOT
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--window-size=1100,1600"]
-
-INSTALL = "apt-get update && apt-get install -y chromium chromium-driver"
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def browser(tmp_path):
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not (chromium and driver):
-        message = ("Debian's chromium and chromium-driver are not installed: "
-                   f"{INSTALL}")
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in [*FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]:
-        options.add_argument(flag)
-    session = webdriver.Chrome(service=Service(executable_path=driver), options=options)
-    yield session
-    session.quit()
 
 
 def test_report_of_a_failing_submission_shows_score_diagnosis_and_heatmaps(browser, tmp_path):
@@ -92,8 +66,8 @@ def test_a_missing_browser_is_a_skip_with_the_command_and_a_failure_in_ci():
     done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-2000:]
     assert "1 skipped" in done.stdout
-    assert INSTALL in done.stdout
+    assert CHROMIUM_INSTALL in done.stdout
     done = subprocess.run(command, env=dict(env, CI="true"), cwd=ROOT, capture_output=True,
                           text=True)
     assert done.returncode == 1
-    assert "1 error" in done.stdout and INSTALL in done.stdout
+    assert "1 error" in done.stdout and CHROMIUM_INSTALL in done.stdout

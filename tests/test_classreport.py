@@ -20,10 +20,8 @@ from grader.classwork.gradebook import FILENAME, Gradebook, Row
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits
 from grader.spec import references, registry
-from tests import test_browser
 from tests.conftest import ARTIFACTS, ROOT
 
-browser = test_browser.browser  # the fixture: headless Chromium, a failure in CI when missing
 FAST = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
 
 # --------------------------------------------------------------------------- a generated class

@@ -22,7 +22,7 @@ from grader.results import CellStatus, CheckStatus, Result, ResultStatus
 from grader.sandbox.limits import Limits
 from grader.spec import registry
 from tests.conftest import ROOT
-from tests.test_fairness import BOOK_SETUP, BOOK_SOFTMAX_COLS
+from tests.helpers.book import BOOK_SETUP, BOOK_SOFTMAX_COLS, BOOK_STUBS, PART_2
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
 UDL = registry.get("udl_attention")
@@ -49,27 +49,6 @@ PART_1 = [BOOK_SETUP, '''def softmax(items_in):
   return V @ attention
 ''', 'X_prime = self_attention(X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k)\n'
      'print(X_prime)\n']
-# 12_2 filled in: multi-head right; it also pastes an older, unscaled attention, as students
-# do when they copy cells across, which must not cost the better one in 12_1.
-PART_2 = [BOOK_SETUP, BOOK_SOFTMAX_COLS, '''def scaled_dot_product_self_attention(X,omega_v,
-    omega_q, omega_k, beta_v, beta_q, beta_k):
-  V = beta_v + omega_v @ X
-  Q = beta_q + omega_q @ X
-  K = beta_k + omega_k @ X
-  return V @ softmax_cols(K.T @ Q)
-''', '''def multihead_scaled_self_attention(X,omega_v1, omega_q1, omega_k1,
-    beta_v1, beta_q1, beta_k1,
-    omega_v2, omega_q2, omega_k2, beta_v2, beta_q2, beta_k2, omega_c):
-  heads = []
-  for ov, oq, ok, bv, bq, bk in ((omega_v1, omega_q1, omega_k1, beta_v1, beta_q1, beta_k1),
-                                 (omega_v2, omega_q2, omega_k2, beta_v2, beta_q2, beta_k2)):
-    V = bv + ov @ X
-    Q = bq + oq @ X
-    K = bk + ok @ X
-    heads.append(V @ softmax_cols(K.T @ Q / np.sqrt(Q.shape[0])))
-  X_prime = omega_c @ np.vstack(heads)
-  return X_prime
-''']
 ALONE = {"12_1": 5.0, "12_2": 5.0}  # 1 + 2 + 2 points in 12_1; 5 for multi-head in 12_2
 
 
@@ -209,8 +188,6 @@ def test_gradescope_grades_every_file_handed_in(parts, tmp_path, monkeypatch):
 
 def test_the_books_two_notebooks_untouched_score_nothing_and_say_not_written_yet(
         make_submission):
-    from tests.test_fairness import BOOK_STUBS
-
     setup, softmax, given, attention, scaled, multihead = BOOK_STUBS
     first = make_submission([setup, softmax, given, attention, scaled], name="12_1_untouched")
     second = make_submission([setup, given, multihead], name="12_2_untouched")

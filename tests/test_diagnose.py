@@ -13,8 +13,9 @@ from grader.pipeline import diagnose, grading
 from grader.results import Diagnosis
 from grader.sandbox.limits import Limits
 from grader.spec import references, registry
-from tests.test_positional_encoding import MISTAKES, with_encoding
-from tests.test_positional_encoding import SOLUTION as PE_SOLUTION
+from tests.helpers import corpus
+from tests.helpers.positional import MISTAKES, with_encoding
+from tests.helpers.positional import SOLUTION as PE_SOLUTION
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
 
@@ -245,9 +246,7 @@ def test_the_misconception_is_named(tmp_path, expected_id):
 
 
 def test_seed002_as_written_is_diagnosed_with_transposed_weights():
-    from tests.test_grading import grade
-
-    result = grade("udl_attention/seed002.ipynb")
+    result = corpus.grade("udl_attention/seed002.ipynb")
     by_name = {e.name: e for e in result.exercises}
     multihead = by_name["multihead_scaled_self_attention"]
     assert {c.diagnosis.id for c in multihead.checks if c.diagnosis} == {"transposed-weights"}

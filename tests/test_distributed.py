@@ -41,17 +41,18 @@ from grader.errors import GraderError  # noqa: E402
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits  # noqa: E402
 from grader.spec import registry
-from tests import test_batch  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
+from tests.helpers import classes  # noqa: E402
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5, submission_mb=0.5))
 KILL = b"# this line kills the Dask worker that grades it"
 
 
 def make_class(folder: Path) -> Path:
-    """The eight submissions of test_batch (the modules half a second slower), a student with
-    two files, a file over the size limit, and one that kills the Dask worker grading it."""
-    test_batch.make_class(folder, slow=True)
+    """The eight submissions of `classes.make_class` (the modules half a second slower), a
+    student with two files, a file over the size limit, and one that kills the Dask worker
+    grading it."""
+    classes.make_class(folder, slow=True)
     (folder / "zoe").mkdir()
     shutil.copy(ROOT / "solutions" / "udl_attention.py", folder / "zoe" / "final.py")
     (folder / "zoe" / "helpers.py").write_text("import numpy as np\n")
@@ -69,7 +70,7 @@ def rows(out: Path, leave_out: tuple[str, ...] = (), moved: tuple[Path, Path] | 
          ) -> list[tuple]:
     """The gradebook's rows with their stored results, but the time each took; `moved`: the
     class was graded from a copy (from, to), which the messages name."""
-    found = [row for row in test_batch._normalised(out) if row[0] not in leave_out]
+    found = [row for row in classes.normalised(out) if row[0] not in leave_out]
     if moved:
         found = [(*row[:-1], row[-1].replace(str(moved[0]), str(moved[1]))) for row in found]
     return found
@@ -145,7 +146,7 @@ def zygotes(dask_worker) -> dict[str, int]:
     return found
 
 
-class WatchZygotes(test_batch.Terminal):
+class WatchZygotes(classes.Terminal):
     """A progress bar that notes each worker's zygotes whenever it is drawn."""
 
     def __init__(self, client) -> None:
@@ -242,7 +243,7 @@ def test_a_batch_whose_workers_all_left_stops_keeping_what_was_graded(tmp_path, 
 
     monkeypatch.setattr(grader.classwork.distributed, "WORKERS_TIMEOUT_S", 1)
     monkeypatch.setattr(batch, "CHECK_EVERY_S", 0.2)
-    folder = test_batch._class(tmp_path)
+    folder = classes.small_class(tmp_path)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
                                   dashboard_address=":0",
                                   silence_logs=logging.CRITICAL) as local, \
@@ -345,7 +346,7 @@ def set_env(name: str, value: str | None) -> None:
 
 def test_missing_references_on_a_worker_stop_the_batch_naming_it(two_workers, tmp_path):
     address, client = two_workers
-    folder = test_batch._class(tmp_path)
+    folder = classes.small_class(tmp_path)
     nowhere = tmp_path / "nowhere"
     client.run(set_env, "GRADER_REFERENCES", str(nowhere))
     try:
@@ -371,7 +372,7 @@ def test_tls_between_client_and_scheduler(tmp_path):
     security = distributed.Security(
         tls_ca_file=ca, tls_scheduler_cert=cert, tls_scheduler_key=key, tls_worker_cert=cert,
         tls_worker_key=key, tls_client_cert=cert, tls_client_key=key, require_encryption=True)
-    folder = test_batch._class(tmp_path)
+    folder = classes.small_class(tmp_path)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
                                   security=security, dashboard_address=":0",
                                   silence_logs=logging.CRITICAL) as secure:

@@ -17,9 +17,8 @@ import pytest
 from grader.model import Visibility
 from grader.pipeline import grading
 from grader.spec import registry
-from tests.test_combine import PART_2
-from tests.test_fairness import BOOK_STUBS, RETURN_V
-from tests.test_grading import CORPUS, EXPECTED, FAST
+from tests.helpers.book import BOOK_STUBS, PART_2, RETURN_V
+from tests.helpers.corpus import CORPUS, EXPECTED, FAST
 
 DECIMAL = re.compile(r"\d\.\d|\d[eE][-+]?\d|\binf\b|\bnan\b")
 

@@ -25,7 +25,8 @@ from grader.pipeline import grading
 from grader.sandbox.limits import Limits
 from grader.spec import registry
 from tests.conftest import processes, survivors
-from tests.test_attacks import HONEST, HONEST_SCORE
+from tests.helpers.honest import HONEST, HONEST_SCORE
+from tests.helpers.memory import reset_peak, resident_mb
 
 pytestmark = pytest.mark.slow
 
@@ -235,8 +236,6 @@ def test_printing_gigabytes_costs_the_grader_no_memory(tmp_path):
     """nbclient kept every stream message of a statement before any cap (1.7 GB for 1.5 GB
     printed); the grader now keeps a statement's output up to the cap as it arrives, and a
     message larger than Jupyter's sockets accept ends the connection instead of being held."""
-    from tests.test_scaling import reset_peak, resident_mb
-
     before = resident_mb()
     reset_peak()
     result = grade(tmp_path, '''

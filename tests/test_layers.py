@@ -126,3 +126,39 @@ def test_the_sandbox_contract_forbids_every_module_outside_the_inside_package():
                and name not in ("grader.__main__",)}
     assert sorted(name for name in outside
                   if not any(name == f or name.startswith(f + ".") for f in forbidden)) == []
+
+
+TESTS = ROOT / "tests"
+
+
+def _test_modules_imported(source: str, package: tuple[str, ...] = ("tests",)) -> set[str]:
+    """The test modules (`tests.test_*`) that `source`, a file of `package`, imports: at its
+    top or inside a function, absolutely or relatively."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            parts = list(package[:len(package) - node.level + 1]) if node.level else []
+            module = ".".join(parts + ([node.module] if node.module else []))
+            names.add(module)
+            names.update(f"{module}.{alias.name}" for alias in node.names)
+    dotted = [name.split(".") for name in names]
+    return {".".join(parts[:2]) for parts in dotted
+            if parts[0] == "tests" and len(parts) > 1 and parts[1].startswith("test_")}
+
+
+def test_no_test_module_imports_another():
+    """What test modules share lives in tests/helpers or conftest.py: a test module imported by
+    another couples the two, and pytest imports it from there as well as collecting it."""
+    assert _test_modules_imported(
+        "from tests import test_batch, conftest\nimport tests.test_grading as g\n"
+        "def f():\n    from .test_scaling import resident_mb\n    from . import test_release\n"
+    ) == {"tests.test_batch", "tests.test_grading", "tests.test_scaling", "tests.test_release"}
+    assert _test_modules_imported("from ..test_leaks import x", ("tests", "helpers")) == {
+        "tests.test_leaks"}
+    files = [*TESTS.glob("*.py"), *(TESTS / "helpers").glob("*.py")]
+    found = {str(path.relative_to(ROOT)): imported for path in sorted(files)
+             if (imported := _test_modules_imported(
+                 path.read_text(), path.relative_to(ROOT).parent.parts))}
+    assert found == {}

@@ -14,7 +14,6 @@ import json
 import os
 import pwd
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -26,56 +25,17 @@ if sys.version_info >= (3, 11):
 else:  # a dependency of the grader before 3.11
     import tomli as tomllib
 
-import numpy as np
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from grader.model import Visibility
-from grader.spec import references, registry
 from tests import leakscan
 from tests.conftest import ROOT
+from tests.helpers.scanning import hidden_needles, locked_folders, make_passable, solution_lines
 
 USER = "graderscan"
 SCAN_SECONDS = 280
 pytestmark = pytest.mark.slow
-
-
-def _distinctive(value: float) -> bool:
-    return bool(np.isfinite(value)) and value != round(value, 4)
-
-
-def hidden_needles() -> list[str]:
-    """16-byte windows of every hidden reference array that are not plain numbers."""
-    found: set[bytes] = set()
-    for assignment in registry.assignments().values():
-        stored = references.load(assignment)
-        for exercise in assignment.exercises:
-            for case in exercise.cases:
-                if case.visibility is not Visibility.HIDDEN:
-                    continue
-                for array in stored.get(exercise.name, case.name):
-                    flat = np.ascontiguousarray(array, dtype="<f8").ravel()
-                    for i in range(len(flat) - 1):
-                        if _distinctive(flat[i]) or _distinctive(flat[i + 1]):
-                            found.add(flat[i:i + 2].tobytes())
-    return sorted(needle.hex() for needle in found)
-
-
-def solution_lines() -> list[str]:
-    """Distinctive lines of the solutions: at least 32 characters (shorter ones, such as
-    `x = np.asarray(x, dtype=float)`, stand in SciPy too), and not in what students get."""
-    public = set()
-    for path in (ROOT / "exercises").iterdir():
-        public |= {line.strip() for line in path.read_text().splitlines()}
-    lines = set()
-    for path in (ROOT / "solutions").glob("*.py"):
-        for line in path.read_text().splitlines():
-            text = line.strip()
-            if (len(text) >= 32 and text not in public
-                    and not text.startswith(("#", "import ", "from ", '"""', "def ", "class "))):
-                lines.add(text)
-    return sorted(lines)
 
 
 @pytest.fixture(scope="module")
@@ -150,36 +110,6 @@ def wheel_python(tmp_path_factory) -> Path:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _locked(paths: list[Path]) -> list[Path]:
-    """The folders on the way to `paths` that other users cannot pass, outermost first: /root
-    under pyenv, or the folder `mktemp -d` made (mode 0700) for a fresh clone."""
-    locked = set()
-    for path in paths:
-        for folder in reversed(path.resolve().parents):
-            if folder != Path("/") and not folder.stat().st_mode & stat.S_IXOTH:
-                locked.add(folder)
-    return sorted(locked, key=lambda folder: len(folder.parts))
-
-
-def _passable(locked: list[Path], paths: list[Path]) -> str:
-    """Shell that, in a private mount namespace, makes each locked folder passable while
-    showing only the entries on the way to `paths`: the folder is moved aside, an empty
-    tmpfs (mode 0755) takes its place, and each entry needed is bound back into it. Nothing
-    changes outside this namespace, and the files keep their own owners and modes."""
-    steps = []
-    for folder in locked:
-        stash = tempfile.mkdtemp(prefix="leakscan-stash-")
-        needed = sorted({path.resolve().relative_to(folder).parts[0]
-                         for path in paths if folder in path.resolve().parents})
-        steps.append(f"mount --bind '{folder}' '{stash}' && "
-                     f"mount -t tmpfs -o mode=0755 tmpfs '{folder}'")
-        for entry in needed:
-            make = "mkdir" if (folder / entry).is_dir() else "touch"
-            steps.append(f"{make} '{folder / entry}' && "
-                         f"mount --bind '{stash}/{entry}' '{folder / entry}'")
-    return " && ".join(steps)
-
-
 def _as_user(command: list[str], reach: list[Path]) -> list[Path]:
     """`command` run as a normal user created here, able to reach every path in `reach` (the
     interpreter, the project, the scan) even where a folder on the way is private."""
@@ -189,10 +119,10 @@ def _as_user(command: list[str], reach: list[Path]) -> list[Path]:
         subprocess.run(["useradd", "--system", "--no-create-home", USER], check=True)
     user = f"setpriv --reuid={USER} --regid={USER} --clear-groups"
     inner = " ".join(f"'{part}'" for part in command)
-    locked = _locked(reach)
+    locked = locked_folders(reach)
     if not locked:
         return ["sh", "-c", f"exec {user} {inner}"]
-    script = f"{_passable(locked, reach)} && exec {user} {inner}"
+    script = f"{make_passable(locked, reach)} && exec {user} {inner}"
     return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script]
 
 

@@ -20,7 +20,6 @@ import json
 import re
 import textwrap
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
@@ -30,96 +29,14 @@ import pytest
 from grader import cli, selfcheck
 from grader.authoring import release
 from grader.errors import SpecError, UsageError
-from grader.model import Assignment, Visibility
+from grader.model import Visibility
 from grader.spec import checkfile as released
 from grader.spec import references, registry
 from grader.spec.layout import Layout
 from tests import leakscan
+from tests.helpers.scanning import MARKERS, arrays_in, scan, secrets
 
 NAMES = sorted(registry.assignments())
-MARKERS = ("BEGIN SOLUTION", "END SOLUTION")
-
-
-def _arrays(value: object) -> Iterator[np.ndarray]:
-    if isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
-        yield np.asarray(value, dtype=float)
-    elif isinstance(value, (tuple, list)):
-        for item in value:
-            yield from _arrays(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _arrays(item)
-
-
-def _distinctive(value: float) -> bool:
-    return bool(np.isfinite(value)) and value != round(value, 4)
-
-
-def _material(assignment: Assignment, visibility: Visibility) -> list[np.ndarray]:
-    """Every input and expected array of the cases of one visibility."""
-    stored = references.load(assignment)
-    found = []
-    for exercise in assignment.exercises:
-        for case in exercise.cases:
-            if case.visibility is visibility:
-                found += list(_arrays((case.inputs(), dict(case.init_kwargs))))
-                found += list(stored.get(exercise.name, case.name))
-    return found
-
-
-def _windows(arrays: list[np.ndarray]) -> set[bytes]:
-    """Each pair of neighbouring values that holds a distinctive one, as float64 and as
-    float32 bytes; the value itself where it has no neighbour. A value is judged as that type
-    holds it (1e-50 is 0.0 in float32)."""
-    found = set()
-    for array in arrays:
-        for dtype in ("<f8", "<f4"):
-            flat = np.asarray(array, dtype=float).ravel().astype(dtype)
-            if len(flat) == 1 and _distinctive(flat[0]):
-                found.add(flat.tobytes())
-            for i in range(len(flat) - 1):
-                if _distinctive(flat[i]) or _distinctive(flat[i + 1]):
-                    found.add(flat[i:i + 2].tobytes())
-    return found
-
-
-def _texts(arrays: list[np.ndarray]) -> set[str]:
-    """A value as Python writes it in full, with 8 significant digits, and as numpy prints
-    it (at most 8 decimals, numpy's default precision, or 8 digits in scientific notation,
-    which numpy chooses for an array whose values span a wide range)."""
-    found = set()
-    for array in arrays:
-        for value in np.asarray(array, dtype=float).ravel():
-            written = {repr(float(value)), np.format_float_positional(
-                value, precision=8, unique=False, fractional=False, trim="-"),
-                np.format_float_positional(value, precision=8, fractional=True, trim="-"),
-                np.format_float_scientific(value, precision=8, unique=False)}
-            # A form that has lost the value's distinctive digits (1e-10 prints as 0) is none.
-            found |= {text for text in written if _distinctive(float(text))}
-    return found
-
-
-def secrets(assignment: Assignment) -> tuple[list[str], list[str], list[str]]:
-    """(byte needles, solution lines, text needles) of what must never reach students."""
-    hidden = _material(assignment, Visibility.HIDDEN)
-    public = _material(assignment, Visibility.PUBLIC)
-    needles = sorted(w.hex() for w in _windows(hidden) - _windows(public))
-    texts = sorted(_texts(hidden) - _texts(public))
-    layout = Layout.current()
-    given: set[str] = set()
-    for path in layout.exercises.glob(f"{assignment.name}*"):
-        text = path.read_text()
-        if path.suffix == ".ipynb":  # code cells: a solution line in a text cell is a leak
-            text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"]
-                             if c["cell_type"] == "code")
-        given |= {line.strip() for line in text.splitlines()}
-    lines = set()
-    for line in layout.solution(assignment.name).read_text().splitlines():
-        text = line.strip()
-        if len(text) >= 10 and text not in given and not text.startswith(
-                ("#", "import ", "from ", '"""', "def ", "class ")):
-            lines.add(text)
-    return needles, sorted(lines), texts
 
 
 @pytest.fixture(scope="module")
@@ -128,15 +45,6 @@ def releases(tmp_path_factory) -> dict[str, Path]:
     for name in NAMES:
         release.release(registry.get(name), folder / name)
     return {name: folder / name for name in NAMES}
-
-
-def scan(folder: Path, assignment: Assignment) -> leakscan.Scan:
-    """The deep scan of a released folder: every byte of every file, every string of a
-    notebook (any cell, attachment, output, metadata), every member of the check data."""
-    needles, lines, texts = secrets(assignment)
-    assert needles and lines and texts  # there is something to find
-    return leakscan.main(needles, lines, top=str(folder), texts=texts, markers=MARKERS,
-                         deep=True)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -161,7 +69,7 @@ def test_a_release_is_the_stubs_and_the_check_data(releases, name):
             expected = references.load(assignment).get(exercise.name, case.name)
             for a, b in zip(stored.get(exercise.name, case.name), expected, strict=True):
                 np.testing.assert_array_equal(a, b)
-            for a, b in zip(_arrays(case.inputs()), _arrays(exercise.case(case.name).inputs()),
+            for a, b in zip(arrays_in(case.inputs()), arrays_in(exercise.case(case.name).inputs()),
                             strict=True):
                 np.testing.assert_array_equal(a, b)
     with zipfile.ZipFile(releases[name] / f"{name}.check.npz") as data:

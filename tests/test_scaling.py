@@ -21,6 +21,7 @@ from grader.pipeline import grading
 from grader.sandbox.limits import Limits
 from grader.spec import registry
 from tests.conftest import ROOT
+from tests.helpers.memory import reset_peak, resident_mb
 
 pytestmark = pytest.mark.slow
 COUNT = 200
@@ -45,21 +46,6 @@ def zombies() -> list[int]:
         if fields[0] == "Z" and int(fields[1]) == os.getpid():
             found.append(int(name))
     return found
-
-
-def resident_mb(field: str = "VmRSS") -> float:
-    """This process's resident memory now (VmRSS), or at its peak (VmHWM)."""
-    with open("/proc/self/status") as stream:
-        for row in stream:
-            if row.startswith(f"{field}:"):
-                return int(row.split()[1]) / 1024
-    raise AssertionError(f"no {field}")
-
-
-def reset_peak() -> None:
-    """Start counting the peak afresh: earlier tests of the same process count for nothing."""
-    with open("/proc/self/clear_refs", "w") as stream:
-        stream.write("5")
 
 
 def make_class(folder, count: int) -> None:

@@ -22,7 +22,7 @@ import pytest
 from grader.sandbox import users
 from tests import leakscan
 from tests.conftest import ROOT
-from tests.test_leaks import _locked, _passable, hidden_needles, solution_lines
+from tests.helpers.scanning import hidden_needles, locked_folders, make_passable, solution_lines
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the root case needs root")
 
@@ -75,7 +75,7 @@ def _grade(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
 
     Without a private root, the worker's user reads the interpreter where it is installed:
     where a folder on its way is private (pyenv under /root), the harness shows, in a mount
-    namespace of its own, only the entries on the way to it (`test_leaks._passable`), as a
+    namespace of its own, only the entries on the way to it (`scanning.make_passable`), as a
     machine with Python installed for every user would. The grader inside has no namespaces
     of its own: it cannot find `unshare`."""
     nothing = project.parent / "empty-bin"
@@ -84,11 +84,11 @@ def _grade(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {"PATH": str(nothing), "HOME": str(project.parent), "LANG": "C.UTF-8"}
     reach = [Path(sys.executable).parent, Path(sys.executable).resolve(),
              Path(sys.base_prefix), Path(sys.prefix)]
-    locked = _locked(reach)
+    locked = locked_folders(reach)
     if locked:
         script = " ".join(f"'{part}'" for part in command)
         command = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                   f"{_passable(locked, reach)} && PATH={nothing} exec {script}"]
+                   f"{make_passable(locked, reach)} && PATH={nothing} exec {script}"]
         env["PATH"] = "/usr/bin:/bin"
     return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True,
                           timeout=300)

@@ -14,9 +14,9 @@ import pytest
 
 from grader.spec import registry
 from grader.spec.layout import Layout
-from tests import test_release
 from tests.conftest import ROOT
-from tests.test_assign import run as grade
+from tests.helpers.command import run as grade
+from tests.helpers.scanning import scan
 
 pytestmark = pytest.mark.usefixtures("fresh_registry")
 
@@ -61,7 +61,7 @@ def test_assign_validate_release_and_batch(tmp_path, monkeypatch):
     assert (code, err) == (0, "")
     assert sorted(Path(line).name for line in out.splitlines()) == [
         f"{NAME}.check.npz", f"{NAME}.ipynb", f"{NAME}.py"]
-    assert test_release.scan(release, assignment).found == []
+    assert scan(release, assignment).found == []
 
     # 5. A small class: one right, one with positions from 1, one untouched notebook.
     solution = layout.solution(NAME).read_text()

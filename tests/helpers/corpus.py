@@ -1,0 +1,45 @@
+"""The corpus of submissions with known outcomes (`tests/corpus`), and grading one of them."""
+
+from __future__ import annotations
+
+from grader.pipeline import grading
+from grader.sandbox.limits import Limits
+from grader.spec import registry
+from tests.conftest import ROOT
+
+CORPUS = ROOT / "tests" / "corpus"
+FAST = grading.Options(limits=Limits(cell_timeout=2, call_timeout=2, memory_mb=1024))
+
+# submission -> (score, {cell index: status}) ; cells not listed ran cleanly.
+EXPECTED = {
+    "attention_basics/vectorised_with_magics.ipynb": (10.0, {2: "skipped", 3: "skipped",
+                                                              7: "skipped"}),
+    "attention_basics/loops.py": (10.0, {}),
+    "attention_basics/nbformat3.ipynb": (10.0, {}),
+    "attention_basics/nbformat2.ipynb": (10.0, {5: "error"}),
+    "attention_basics/display_handles.ipynb": (10.0, {}),
+    "attention_basics/after_broken_cell.ipynb": (10.0, {1: "error", 2: "error", 3: "error"}),
+    "attention_basics/unstable_softmax.py": (7.0, {}),
+    "attention_basics/call_faults.py": (5.0, {}),
+    "attention_basics/fault_infinite_cell.ipynb": (10.0, {2: "timeout"}),
+    "attention_basics/fault_ignores_signals.ipynb": (10.0, {2: "timeout"}),
+    "attention_basics/fault_memory_hog.ipynb": (10.0, {2: "error"}),
+    "attention_basics/fault_segfault.ipynb": (10.0, {2: "crashed"}),
+    "attention_basics/fault_os_exit.ipynb": (10.0, {2: "crashed"}),
+    "attention_basics/fault_self_sigterm.ipynb": (10.0, {2: "crashed"}),
+    "attention_basics/fault_sys_exit.ipynb": (10.0, {2: "error"}),
+    "attention_basics/fault_print_flood.ipynb": (10.0, {2: "timeout"}),
+    "attention_basics/fault_runaway_recursion.ipynb": (10.0, {2: "error"}),
+    "attention_basics/fault_forked_children.ipynb": (10.0, {}),
+    "attention_basics/fault_reads_stdin.ipynb": (10.0, {2: "error"}),
+    "udl_attention/vectorised.py": (10.0, {}),
+    "udl_attention/loops.ipynb": (10.0, {}),
+    "udl_attention/seed002.ipynb": (4.0, {1: "error"}),
+    "torch_attention/einsum_style.py": (5.0, {}),
+}
+
+
+def grade(relative: str, options: grading.Options = FAST):
+    """Grade the corpus file at `relative` for the assignment its folder is named after."""
+    path = CORPUS / relative
+    return grading.grade(path, registry.get(path.parent.name), options)
