@@ -84,7 +84,7 @@ class ArrayView:
     """Expected and obtained values of a public failing check, for heatmaps."""
 
     expected: np.ndarray
-    """The reference output (2-D, at most a few dozen cells a side)."""
+    """The reference output, or one 2-D slice of it (at most a few dozen cells a side)."""
     obtained: np.ndarray
     """The student's output, same shape as `expected`."""
     mismatched: np.ndarray
@@ -95,6 +95,11 @@ class ArrayView:
     """What each row is, for example "query"."""
     columns: str = "column"
     """What each column is, for example "key"."""
+    index: str = ""
+    """Which 2-D slice of an output of 3 or more dimensions it is, for example "[1, :, :]";
+    empty for a 2-D output."""
+    slices: int = 1
+    """How many 2-D slices the output has; a few of them are drawn (`compare.MAX_SLICES`)."""
 
 
 @dataclass(frozen=True)

@@ -276,6 +276,60 @@ def test_heatmaps_are_readable_and_say_what_rows_and_columns_are():
     assert "Your weights; every value differs from the expected one" in page
 
 
+def _page_of(views: tuple[ArrayView, ...]) -> str:
+    return html.render(result(exercises=(ExerciseResult(
+        "dot_product_attention", CheckStatus.FAILED, 0.0, 1.0,
+        (CheckResult("notebook-example", Visibility.PUBLIC, False, 0.0, 1.0, CheckStatus.FAILED,
+                     "values differ", views=views),)),)))
+
+
+def test_a_3d_output_is_drawn_as_its_labelled_slices():
+    # (batch, query, key) weights, D2L's shape (#24): 8 slices, 4 of which differ
+    from grader.pipeline import compare
+
+    expected = np.random.default_rng(0).random((8, 3, 4))
+    obtained = expected.copy()
+    obtained[[1, 5, 6, 7], 0, 1] += 1
+    comparison = compare.compare(obtained, (expected,), ("weights",), 1e-6, 1e-8, True,
+                                 axes={"weights": ("query", "key")})
+    assert [(v.index, v.slices, v.expected.shape) for v in comparison.views] == [
+        ("[1, :, :]", 8, (3, 4)), ("[5, :, :]", 8, (3, 4)), ("[6, :, :]", 8, (3, 4))]
+    page = _page_of(comparison.views)
+    for index in ("[1, :, :]", "[5, :, :]", "[6, :, :]"):
+        assert f"Expected weights {index}; rows are queries, columns are keys" in page
+        assert f"Your weights {index}; outlined cells with a corner mark differ" in page
+    assert "[0, :, :]" not in page and "[7, :, :]" not in page
+    assert page.count("<svg") == 6
+    assert ("weights has 8 slices of 3 × 4 (query by key): showing 3 of 8 slices, the first "
+            "that differ.") in page
+    # Hidden cases draw nothing, whatever their dimensions.
+    assert compare.compare(obtained, (expected,), ("weights",), 1e-6, 1e-8, False).views == ()
+
+
+def test_a_4d_output_names_each_slice_by_its_leading_indices():
+    from grader.pipeline import compare
+
+    expected = np.zeros((2, 2, 3, 3))
+    obtained = expected + np.eye(3)[None, None] * np.array([0, 1])[None, :, None, None]
+    comparison = compare.compare(obtained, (expected,), ("weights",), 1e-6, 1e-8, True)
+    assert [v.index for v in comparison.views] == ["[0, 1, :, :]", "[1, 1, :, :]"]
+    page = _page_of(comparison.views)
+    assert "Expected weights [0, 1, :, :]" in page and "Your weights [1, 1, :, :]" in page
+    assert "weights has 4 slices of 3 × 3 (row by column): showing 2 of 4 slices" in page
+    # A 2-D output stays one heatmap, with no slice label nor note.
+    flat = compare.compare(np.ones((2, 2)), (np.zeros((2, 2)),), ("weights",), 1e-6, 1e-8,
+                           True)
+    assert [(v.index, v.slices) for v in flat.views] == [("", 1)]
+    assert "slices" not in _page_of(flat.views)
+
+
+def test_slices_too_wide_to_draw_are_left_out():
+    from grader.pipeline import compare
+
+    wide = np.zeros((2, 3, compare.MAX_VIEW_SIDE + 1))
+    assert compare.compare(wide + 1, (wide,), ("weights",), 1e-6, 1e-8, True).views == ()
+
+
 def test_cells_are_located_as_jupyter_shows_them(make_submission):
     from grader.pipeline import grading
     from grader.spec import registry

@@ -227,7 +227,7 @@ def test_the_schema_keeps_its_keys_in_their_order():
         "obtained": {"dtype": "float32", "shape": [2, 2],
                      "values": [0.5, "NaN", "Infinity", "-Infinity"]},
         "mismatched": {"dtype": "bool", "shape": [2, 2], "values": [False, True, True, True]},
-        "label": "weights", "rows": "query", "columns": "key"}]
+        "label": "weights", "rows": "query", "columns": "key", "index": "", "slices": 1}]
     assert check["detail"] == "hidden numbers"
     assert [a["id"] for a in check["alternatives"]] == ["transposed-weights", "missing-scale"]
     # Standard JSON: no NaN token, which browsers' JSON.parse refuses.

@@ -19,6 +19,7 @@ from typing import Any
 from grader.assignments.variants import CATALOGUE
 from grader.classwork import cellerrors, gradebook
 from grader.model import Visibility
+from grader.pipeline import scoring
 from grader.pipeline.diagnose import UNATTEMPTED
 from grader.results import ResultStatus
 
@@ -206,12 +207,15 @@ class ClassReport:
     @property
     def mean(self) -> float | None:
         """Mean counted score; None with no student."""
-        return statistics.fmean(s.score for s in self.scores) if self.scores else None
+        if not self.scores:
+            return None
+        return round(statistics.fmean(s.score for s in self.scores), scoring.DECIMALS)
 
     @property
     def median(self) -> float | None:
         """Median counted score; None with no student."""
-        return statistics.median(s.score for s in self.scores) if self.scores else None
+        return (round(statistics.median(s.score for s in self.scores), scoring.DECIMALS)
+                if self.scores else None)
 
     @property
     def common_errors(self) -> tuple[cellerrors.CellErrorGroup, ...]:
@@ -294,7 +298,7 @@ def _exercise(name: str, graded: Mapping[str, Stored]) -> ExerciseStats:
         name=name, max_score=max((float(e["max_score"]) for e in found if e), default=0.0),
         graded=len(found), attempted=sum(attempted(e) for e in found),
         passed=sum(e is not None and e["status"] == "passed" for e in found),
-        mean_score=statistics.fmean(points) if points else 0.0,
+        mean_score=round(statistics.fmean(points), scoring.DECIMALS) if points else 0.0,
         distribution=tuple(sorted(distribution.items())))
 
 
@@ -334,7 +338,8 @@ def _histogram(scores: list[float], top: float) -> tuple[Bin, ...]:
         return (Bin(0.0, 0.0, len(scores)),)
     width = top / BINS
     counts = Counter(min(max(int(score / width), 0), BINS - 1) for score in scores)
-    return tuple(Bin(i * width, (i + 1) * width, counts[i]) for i in range(BINS))
+    edge = [round(i * width, scoring.DECIMALS) for i in range(BINS + 1)]  # 0.6, not 0.600..01
+    return tuple(Bin(edge[i], edge[i + 1], counts[i]) for i in range(BINS))
 
 
 # --------------------------------------------------------------------------- diagnoses

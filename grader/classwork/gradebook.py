@@ -216,4 +216,6 @@ def export(rows: Sequence[Row], fmt: str, columns: dict[str, str] | None = None)
 
 
 def _num(value: float) -> str:
-    return f"{value:.6g}"
+    """Points as the result JSON has them (`scoring.shown` rounded them already): 12.333333,
+    never 12.3333, and 2 for 2.0."""
+    return f"{value:.15g}"

@@ -20,6 +20,8 @@ from grader.results import ArrayView
 from grader.sandbox.inside.protocol import Unsupported
 
 MAX_VIEW_SIDE = 40
+MAX_SLICES = 3
+"""The most 2-D slices of an output of 3 or more dimensions that a report draws."""
 TABLE_ROWS = 5
 HIDDEN_VALUES = "values differ from the expected ones (hidden case: details are not shown)"
 HIDDEN_NAN = "contains NaN (an overflow in exp()?)"
@@ -169,13 +171,27 @@ def value_problem(obtained: np.ndarray, expected: np.ndarray, rtol: float, atol:
     return "\n".join(lines), mismatched
 
 
-def _view(label: str, obtained: np.ndarray, expected: np.ndarray,
-          mismatched: np.ndarray, axes: tuple[str, str] | None) -> ArrayView | None:
+def _views(label: str, obtained: np.ndarray, expected: np.ndarray,
+           mismatched: np.ndarray, axes: tuple[str, str] | None) -> list[ArrayView]:
+    """An output as heatmaps: a 2-D one whole; one of 3 or more dimensions as its 2-D slices
+    over the last two axes, the first `MAX_SLICES` that hold a differing cell, each labelled
+    by its index ("[1, :, :]")."""
     arrays = [np.atleast_2d(a) for a in (expected, obtained, mismatched)]
-    if arrays[0].ndim != 2 or max(arrays[0].shape) > MAX_VIEW_SIDE:
-        return None
+    if max(arrays[0].shape[-2:]) > MAX_VIEW_SIDE:
+        return []
     rows, columns = axes or ("row", "column")
-    return ArrayView(arrays[0], arrays[1], arrays[2].astype(bool), label, rows, columns)
+    if arrays[0].ndim == 2:
+        return [ArrayView(arrays[0], arrays[1], arrays[2].astype(bool), label, rows, columns)]
+    leading = arrays[0].shape[:-2]
+    count = int(np.prod(leading))
+    differing = np.flatnonzero(arrays[2].reshape(count, -1).any(axis=1))[:MAX_SLICES]
+    views = []
+    for flat in differing:
+        index = tuple(int(i) for i in np.unravel_index(flat, leading))
+        name = "[" + ", ".join([*map(str, index), ":", ":"]) + "]"
+        views.append(ArrayView(arrays[0][index], arrays[1][index],
+                               arrays[2][index].astype(bool), label, rows, columns, name, count))
+    return views
 
 
 def compare(value: Any, expected: tuple[np.ndarray, ...], names: tuple[str, ...],
@@ -208,8 +224,6 @@ def compare(value: Any, expected: tuple[np.ndarray, ...], names: tuple[str, ...]
         special = non_finite_problem(obtained, reference, reveal)
         if text:
             problems.append(prefix + (special + "\n" if special else "") + text)
-            view = (_view(name, obtained, reference, mismatched, (axes or {}).get(name))
-                    if reveal else None)
-            if view is not None:
-                views.append(view)
+            if reveal:
+                views += _views(name, obtained, reference, mismatched, (axes or {}).get(name))
     return Comparison(not problems, "\n".join(problems), tuple(obtained_all), tuple(views))

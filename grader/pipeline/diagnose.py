@@ -79,32 +79,71 @@ def parameters(signature: str) -> list[str]:
     return [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
 
 
+def _sizes(exercise: Exercise) -> dict[tuple[int, int], tuple[int | None, ...]]:
+    """Each axis of the exercise's array inputs, `(argument, axis)`, with its size in every
+    case: two axes with the same sizes in every case are one size (the batch of queries, keys
+    and values), which a global may stand for without ambiguity."""
+    table: dict[tuple[int, int], list[int | None]] = {}
+    cases = exercise.cases
+    for k, case in enumerate(cases):
+        try:
+            inputs = case.inputs()
+        except Exception:  # an instructor's broken generator is validate's to report
+            continue
+        for i, item in enumerate(inputs):
+            if isinstance(item, np.ndarray):
+                for axis, size in enumerate(item.shape):
+                    table.setdefault((i, axis), [None] * len(cases))[k] = size
+    return {place: tuple(sizes) for place, sizes in table.items()}
+
+
 def uses_global(exercise: Exercise, reads: Mapping[str, tuple[float, ...]],
                 inputs: tuple[Any, ...], example: tuple[Any, ...] | None) -> Diagnosis | None:
     """The notebook globals the function reads where this case's inputs have other sizes.
 
     A global counts when one of its values (at the end of the notebook, or where the function
     is defined) is a size of the notebook's example (the first public case: say
-    omega_q1.shape[0] == H_D == 4) and this case's inputs, at each place where the example has
-    that size, have another one: the code reads the global, and the global is wrong here, so
-    the diagnosis says only what the code does."""
+    omega_q1.shape[0] == H_D == 4) and this case's inputs have another size there: the code
+    reads the global, and the global is wrong here, so the diagnosis says only what the code
+    does. Axes that have the same size in every case of the exercise are one size. When the
+    example gives the global's value to one size only, the diagnosis names its axis, on every
+    case where that size differs; when it gives it to several (batch = d = 2), it cannot tell
+    which one the global stands for, and names none: it is given on every case where one of
+    them differs (issue #24)."""
     if example is None or not reads:
         return None
     names = parameters(exercise.signature)
+    sizes: dict[tuple[int, int], tuple[int | None, ...]] | None = None
     found = []
     for name, values in reads.items():
         for value in values:
             places = [(i, axis) for i, item in enumerate(example)
                       if isinstance(item, np.ndarray)
                       for axis, size in enumerate(item.shape) if size == value]
-            here = [(i, axis, np.shape(inputs[i])[axis]) for i, axis in places
-                    if i < len(inputs) and np.ndim(inputs[i]) > axis]
-            if here and all(size != value for _, _, size in here):
-                i, axis, size = here[0]
+            here = {(i, axis): np.shape(inputs[i])[axis] for i, axis in places
+                    if i < len(inputs) and np.ndim(inputs[i]) > axis}
+            if not here:
+                continue
+            if sizes is None:
+                sizes = _sizes(exercise)
+            groups: dict[object, list[tuple[int, int]]] = {}
+            for place in here:
+                groups.setdefault(sizes.get(place, place), []).append(place)
+            differ = [group for group in groups.values()
+                      if all(here[place] != value for place in group)]
+            if not differ:
+                continue
+            if len(groups) == 1:
+                i, axis = differ[0][0]
                 where = f"{names[i]}.shape[{axis}]" if i < len(names) else f"argument {i + 1}"
                 found.append(f"the notebook's global {name} = {value:g}, where {where} is "
-                             f"{size}")
-                break
+                             f"{here[(i, axis)]}")
+            else:
+                found.append(f"the notebook's global {name} = {value:g}, the size of more "
+                             "than one axis of the inputs in the notebook's example (which "
+                             "one it stands for cannot be told), and this case's inputs have "
+                             "other sizes")
+            break
     if not found:
         return None
     return Diagnosis(USES_GLOBAL, f"{exercise.name} reads " + ", and ".join(found) + ": take "

@@ -164,11 +164,12 @@ def heatmap(values: np.ndarray, mismatched: np.ndarray, title: str, scale: float
 
 
 def pair(view: ArrayView) -> tuple[Heatmap, Heatmap]:
-    """Expected and obtained on one shared colour scale."""
+    """Expected and obtained on one shared colour scale, titled with the slice's index when
+    the output has more than 2 dimensions ("expected weights [1, :, :]")."""
     both = np.concatenate([view.expected.ravel(), view.obtained.ravel()])
     finite = np.abs(both[np.isfinite(both)])
     scale = float(finite.max()) if finite.size else 1.0
-    label = view.label or "output"
+    label = (view.label or "output") + (f" {view.index}" if view.index else "")
     no_marks = np.zeros_like(view.mismatched)
     return (heatmap(view.expected, no_marks, f"expected {label}", scale, view.rows,
                     view.columns),
