@@ -94,9 +94,10 @@ def test_every_file_is_written_and_named(course):
         f"{root}/assignments/relu_unit.py: the declaration skeleton",
         f"{root}/solutions/references/relu_unit.npz: the hidden references",
         f"{root}/references/relu_unit.npz: the public references",
-        f"to grade it, set GRADER_ASSIGNMENTS={root}/assignments",
-        f"to grade it, set GRADER_SOLUTIONS={root}/solutions",
-        f"to grade it, set GRADER_PUBLIC_REFERENCES={root}/references"]
+        "to grade it, run in your shell:",
+        f"export GRADER_ASSIGNMENTS={root}/assignments",
+        f"export GRADER_SOLUTIONS={root}/solutions",
+        f"export GRADER_PUBLIC_REFERENCES={root}/references"]
 
 
 def test_the_student_notebook_has_stubs_and_no_outputs(course):

@@ -1,6 +1,7 @@
 """The checks of `grade validate` that an assignment grades correct code rightly:
 
-- the solution returns NaN or inf on a case whose note does not say so (`nonfinite_problems`);
+- the solution returns NaN or +inf on a case whose note does not say so (`nonfinite_problems`;
+  -inf is what a mask puts where no weight may go, as `causal_mask` does);
 - a case's inputs lie outside the domain of the master's own example calls: floats where the
   examples pass integers, negative values where they never are (`domain_problems`);
 - a `# grade assign: could not infer` comment still in the declaration (`marker_problems`);
@@ -34,17 +35,18 @@ DECLARED_NONFINITE = re.compile(r"\bnan\b|\binf\b|\binfinit\w*|\bnon-?finite\b",
 
 def nonfinite_problems(assignment: Assignment, fresh: dict[tuple[str, str], Outputs]
                        ) -> list[Problem]:
-    """Cases on which the solution returns NaN or inf, unless their note says so."""
+    """Cases on which the solution returns NaN or +inf, unless their note says so (-inf is
+    a mask's "never attend")."""
     found = []
     for exercise in assignment.exercises:
         for case in exercise.cases:
             outputs = fresh.get((exercise.name, case.name), ())
-            bad = sum(int(np.size(o) - np.isfinite(o).sum()) for o in outputs
+            bad = sum(int(np.sum(np.isnan(o) | (o == np.inf))) for o in outputs
                       if np.asarray(o).dtype.kind in "fc")
             if bad and not DECLARED_NONFINITE.search(case.note):
                 total = sum(int(np.size(o)) for o in outputs)
                 found.append(Problem(f"{exercise.name}/{case.name}", (
-                    f"the solution returns NaN or inf ({bad} of {total} values), so a correct "
+                    f"the solution returns NaN or +inf ({bad} of {total} values), so a correct "
                     "answer is compared with them; change the case's inputs so that the "
                     "solution's output is finite, or, if it is meant to be, say so in the "
                     "case's note (a note that names NaN or inf)")))

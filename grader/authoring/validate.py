@@ -213,14 +213,14 @@ def problems(assignment: Assignment, layout: Layout | None = None) -> list[Probl
     """Every mistake found in an assignment, its files and its references."""
     layout = layout or Layout.current()
     found = signature_problems(assignment, layout)
+    found += soundness.domain_problems(assignment, layout)
+    found += soundness.marker_problems(assignment, layout)
     try:
         fresh = building.compute(assignment, layout.solution(assignment.name))
     except ReferencesError as exc:
         return [*found, Problem(assignment.name, str(exc))]
     found += reference_problems(assignment, fresh, layout)
     found += soundness.nonfinite_problems(assignment, fresh)
-    found += soundness.domain_problems(assignment, layout)
-    found += soundness.marker_problems(assignment, layout)
     found += soundness.alternative_problems(assignment, fresh, layout)
     for exercise in assignment.exercises:
         found += note_problems(exercise)
