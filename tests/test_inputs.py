@@ -3,6 +3,8 @@ bounds that name a size kept below it, plain values kept, an undeclared size ref
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -48,3 +50,16 @@ def test_a_size_not_declared_is_named_with_the_fix():
     with pytest.raises(SpecError, match=r"the size 'keys' is not declared \(declared: 'b'\); "
                        r"wrap the makers in combined"):
         combined(integers((2,), 0, "keys"), sizes={"b": 2})(np.random.default_rng(0))
+
+
+def test_the_readme_example_makes_what_it_says():
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    block = readme.split("#### Input makers", 1)[1].split("```python\n", 1)[1].split("```")[0]
+    scope: dict = {}
+    exec("from grader.model import Case\n" + block, scope)
+    for seed in range(10):
+        X, lens = scope["masked"].make_inputs(np.random.default_rng(seed))
+        assert X.shape[1] == 3 and lens.shape == (X.shape[0],) and lens.dtype == np.int64
+        assert 1 <= lens.min() and lens.max() <= X.shape[2]
+    assert scope["unmasked"].inputs()[1] is None
+    assert scope["flags"].inputs()[1].dtype == np.bool_

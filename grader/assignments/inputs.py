@@ -177,16 +177,24 @@ def _draw(part: Any, rng: np.random.Generator, sizes: Mapping[str, int]) -> Any:
     return np.array(part) if isinstance(part, np.ndarray) else part
 
 
-def combined(*parts: Any, sizes: Mapping[str, int | tuple[int, int]] | None = None) -> Maker:
+def _size(rng: np.random.Generator, spec: int | tuple[int, ...]) -> int:
+    """A size drawn from its declaration: a number, (low, high) or (low, high, step)."""
+    if not isinstance(spec, tuple):
+        return int(spec)
+    low, high, step = (*spec, 1)[:3]
+    return int(low + step * rng.integers(0, (high - low) // step, endpoint=True))
+
+
+def combined(*parts: Any, sizes: Mapping[str, int | tuple[int, ...]] | None = None) -> Maker:
     """The arguments of one call: each part is an argument's maker (`floats`, `integers`,
     `booleans`, `size`), a maker of several (`normal(...)`, spliced in), or a value kept as it
-    is (`None`, a number, a string). `sizes` maps a name to a number or to (low, high), drawn
-    once per case, both ends included; shapes and bounds that name it share it."""
+    is (`None`, a number, a string). `sizes` maps a name to a number, to (low, high) or to
+    (low, high, step), drawn once per case, both ends included; shapes and bounds that name
+    it share it."""
     declared = dict(sizes or {})
 
     def make(rng: np.random.Generator) -> Inputs:
-        drawn = {name: int(rng.integers(spec[0], spec[1], endpoint=True))
-                 if isinstance(spec, tuple) else int(spec) for name, spec in declared.items()}
+        drawn = {name: _size(rng, spec) for name, spec in declared.items()}
         args: list[Any] = []
         for part in parts:
             if callable(part) and not isinstance(part, Argument):

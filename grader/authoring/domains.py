@@ -6,6 +6,7 @@ it; `validate` checks that a declaration's cases stay inside it. Pure: data in, 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,7 +49,13 @@ class Size:
     low: int
     """The smallest value it has in the examples."""
     high: int
-    """The largest value hidden cases draw: the examples' largest plus 2."""
+    """The largest value hidden cases draw: twice the examples' largest."""
+
+    @property
+    def step(self) -> int:
+        """Hidden cases draw multiples of the examples' sizes (their greatest common divisor),
+        so that a size the solution needs even, or divisible by the heads, stays so."""
+        return math.gcd(*self.seen)
     seen: tuple[int, ...]
     """Its value in each example call."""
 
@@ -64,7 +71,8 @@ class Bound:
 
 
 def sizes(params: Sequence[str], calls: Sequence[Inputs]) -> list[Size]:
-    """The sizes of the array arguments: axes that are equal in every example call are one."""
+    """The sizes of the array arguments: axes that are equal in every example call are one,
+    drawn from the smallest example's size to twice the largest, in multiples of them."""
     groups: dict[tuple[int, ...], list[tuple[int, int]]] = {}
     first = calls[0]
     for position, value in enumerate(first):
@@ -73,7 +81,7 @@ def sizes(params: Sequence[str], calls: Sequence[Inputs]) -> list[Size]:
                 key = tuple(int(call[position].shape[axis]) for call in calls)
                 groups.setdefault(key, []).append((position, axis))
     return [Size(f"{params[axes[0][0]]}.shape[{axes[0][1]}]", tuple(axes), min(seen),
-                 max(seen) + 2, seen) for seen, axes in groups.items()]
+                 2 * max(seen), seen) for seen, axes in groups.items()]
 
 
 def bound(position: int, calls: Sequence[Inputs], found: Sequence[Size]) -> Bound:

@@ -117,10 +117,11 @@ def _hidden(name: str, seed: int, params: list[str], calls: list[Inputs]) -> str
                     '"Input makers") or keep it, then delete this comment.')
         parts.append(_comment(note, 12) + f"            {line},\n")
     sizes = "".join(_comment(_axes(size, params), 16)
-                    + f"                {size.name!r}: ({size.low}, {size.high}),\n"
+                    + f"                {size.name!r}: ({size.low}, {size.high}, {size.step}),\n"
                     for size in found)
-    shared = _comment("Axes of equal size in every example call share one size; where "
-                      "they only coincide, give each a name of its own.", 12)
+    shared = _comment("Axes of equal size in every example call share one size, drawn in "
+                      "multiples of the examples' (low, high, step); where they only "
+                      "coincide, give each a name of its own.", 12)
     return (f'        Case("{name}", combined(\n' + "".join(parts)
             + (f"{shared}            sizes={{\n{sizes}            }},\n" if found else "")
             + f"        ), seed={seed}),  # hidden")
