@@ -124,6 +124,11 @@ class Exercise:
     splits chapter 12 (for example "udl_attention_12_2.ipynb"); empty when there is one.
     A student may hand in every part: each exercise is taken from the file where it scores
     best (`grader.pipeline.combine`)."""
+    alternatives: tuple[str, ...] = ()
+    """Other correct implementations (a loops version beside a vectorised one), each of which
+    `grade validate` requires to get full marks on every scored case: a module's path relative
+    to the solutions folder ("my_unit_loops.py"), or Python source (text with a line break).
+    Each defines the function and whatever it calls."""
 
     @property
     def scored_points(self) -> float:

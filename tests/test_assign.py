@@ -87,9 +87,10 @@ def test_every_file_is_written_and_named(course):
         f"{root}/assignments/relu_unit.py: the declaration skeleton",
         f"{root}/solutions/references/relu_unit.npz: the hidden references",
         f"{root}/references/relu_unit.npz: the public references",
-        f"to grade it, set GRADER_ASSIGNMENTS={root}/assignments",
-        f"to grade it, set GRADER_SOLUTIONS={root}/solutions",
-        f"to grade it, set GRADER_PUBLIC_REFERENCES={root}/references"]
+        "to grade it, run in your shell:",
+        f"export GRADER_ASSIGNMENTS={root}/assignments",
+        f"export GRADER_SOLUTIONS={root}/solutions",
+        f"export GRADER_PUBLIC_REFERENCES={root}/references"]
 
 
 def test_the_student_notebook_has_stubs_and_no_outputs(course):
@@ -137,8 +138,9 @@ def test_the_skeleton_draws_its_cases_from_the_masters_calls(course):
     assert [(c.name, c.visibility.value) for c in relu.cases] == [
         ("notebook-example", "public"), ("notebook-example-2", "public"), ("random", "hidden")]
     np.testing.assert_array_equal(relu.cases[0].inputs()[0], [-1.5, 2.25, -0.125])
-    np.testing.assert_array_equal(relu.cases[1].inputs()[0], [3.5, -4.0])  # a list, recorded
-    assert relu.cases[2].inputs()[0].shape == (3,)
+    assert relu.cases[1].inputs() == ([3.5, -4.0],)  # a list, recorded as one
+    hidden = relu.cases[2].inputs()[0]  # drawn: a multiple of the example's size 3, up to 6
+    assert hidden.dtype == np.float64 and hidden.shape in ((3,), (6,))
     assert (dense.signature, dense.outputs) == ("(X, W)", ("pre", "post"))
     X, W = dense.cases[0].inputs()  # W was passed by keyword
     np.testing.assert_array_equal(X, [[1.0, -2.0]])
@@ -173,7 +175,9 @@ def test_rerunning_after_an_edit_updates_files_and_references(course, monkeypatc
     assert run("assign", str(path), "--out", str(root))[0] == 0
     assert "np.multiply(0.1, x)" in (root / "solutions" / "relu_unit.py").read_text()
     cases = [c.name for c in registry.from_file(declaration).exercises[0].cases]
-    assert cases == ["notebook-example", "notebook-example-2", "notebook-example-3", "random"]
+    # the 2-D call is a pattern of its own: a hidden case of its own
+    assert cases == ["notebook-example", "notebook-example-2", "notebook-example-3", "random",
+                     "random-2"]
     for name, value in Layout(root).environment().items():
         monkeypatch.setenv(name, value)
     stored = references.load(registry.get("relu_unit"))

@@ -37,7 +37,7 @@ def test_assign_validate_release_and_batch(tmp_path, monkeypatch):
     layout = Layout(course)
     assert f"{layout.declaration(NAME)}: the declaration skeleton" in out
     for name, value in layout.environment().items():
-        assert f"to grade it, set {name}={value}" in out
+        assert f"export {name}={value}" in out
         monkeypatch.setenv(name, value)
 
     # 2. The instructor completes it (hidden cases, misconceptions), and assigns again.

@@ -37,20 +37,26 @@ __grade_assign_log = []
 __grade_assign_depth = [0]
 
 
-def __grade_assign_plain(value):
-    """An argument as data the grader can read back, or None when it is something else."""
+def __grade_assign_plain(value, depth=0):
+    """An argument as data the grader can read back, as it is (an integer array stays one,
+    a list a list), or None when it is something else (an object)."""
     import numpy
-    if value is None or type(value) in (bool, int, float):
+    if depth > 20:
+        return None
+    if value is None or type(value) in (bool, int, float, str):
         return (value,)
-    if isinstance(value, numpy.generic):
+    if isinstance(value, numpy.generic) and value.dtype.kind in "biuf":
         return (value.item(),)
-    if isinstance(value, (list, tuple)):
-        try:
-            value = numpy.asarray(value, dtype=float)
-        except (TypeError, ValueError):
+    if type(value) in (list, tuple):
+        items = [__grade_assign_plain(item, depth + 1) for item in value]
+        return (type(value)(item[0] for item in items),) if all(items) else None
+    if type(value) is dict and all(type(key) is str for key in value):
+        items = {{key: __grade_assign_plain(item, depth + 1) for key, item in value.items()}}
+        if not all(items.values()):
             return None
-    if type(value) is numpy.ndarray and value.dtype.kind in "biuf":
-        return (numpy.array(value, dtype=float),)
+        return ({{key: item[0] for key, item in items.items()}},)
+    if type(value) is numpy.ndarray and value.dtype.kind in "biufc":
+        return (numpy.array(value),)
     return None
 
 
@@ -90,7 +96,7 @@ class Calls:
     inputs: dict[str, tuple[Inputs, ...]]
     """Function name -> the distinct positional arguments of its calls, in order."""
     unsupported: dict[str, int]
-    """Function name -> calls whose arguments are not numbers, arrays or None (left out)."""
+    """Function name -> calls with an argument that is not data (an object: left out)."""
 
 
 def _wrapped(source: str, names: set[str]) -> tuple[str, list[int]]:
@@ -115,10 +121,17 @@ def _located(message: str, added: list[int]) -> str:
         int(m.group(1)) - sum(line < int(m.group(1)) for line in added)), message)
 
 
-def _same(a: Inputs, b: Inputs) -> bool:
-    return len(a) == len(b) and all(
-        type(x) is type(y) and (np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y)
-        for x, y in zip(a, b, strict=True))
+def _same(a: Any, b: Any) -> bool:
+    """Whether two recorded values are the same, type and dtype included."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a, b))
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[key], b[key]) for key in a)
+    return bool(a == b)
 
 
 def record(master: Master) -> Calls:

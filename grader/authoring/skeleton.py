@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from grader.authoring import domains
 from grader.authoring.calls import Calls
 from grader.authoring.files import signature
 from grader.authoring.master import Master, definitions, solved
@@ -23,14 +24,23 @@ from grader.errors import SpecError
 from grader.model import Inputs
 
 STAMP = "# grade assign skeleton, sha256 "
+MARKER = "# grade assign: could not infer"
+"""Starts the comment on an argument whose domain the skeleton cannot tell; `grade validate`
+points at each one still present."""
 MAX_LITERAL = 400
 """Largest array written out as a literal; a bigger one needs a seeded generator."""
 
 
-def _literal(value: object, indent: int) -> str:
-    """A value as Python source, wrapped to fit the project's lines."""
-    plain = value.tolist() if isinstance(value, np.ndarray) else value
-    lines = pprint.pformat(plain, width=96 - indent).splitlines()
+def _literal(value: object, indent: int, lists: bool = True) -> str:
+    """A value as Python source, wrapped to fit the project's lines: a float64 array as a
+    list (which `fixed` makes an array again) when `lists`, any other as `np.array(...)`
+    with its dtype, so that integers and booleans stay what they are."""
+    if isinstance(value, np.ndarray):
+        if lists and value.dtype == np.float64:
+            return _literal(value.tolist(), indent)
+        dtype = "" if value.dtype == np.float64 else f", dtype={str(value.dtype)!r}"
+        return f"np.array({_literal(value.tolist(), indent + 9)}{dtype})"
+    lines = pprint.pformat(value, width=96 - indent).splitlines()
     return ("\n" + " " * indent).join(lines)
 
 
@@ -54,31 +64,109 @@ def _returns(node: ast.FunctionDef | ast.ClassDef) -> tuple[str, ...]:
     return ("output",)
 
 
-def _cases(name: str, calls: tuple[Inputs, ...]) -> tuple[list[str], list[str]]:
+def _comment(text: str, indent: int) -> str:
+    """A comment over lines that fit the project's width."""
+    return "".join(f"{' ' * indent}# {line}\n" for line in textwrap.wrap(text, 94 - indent))
+
+
+def _public(name: str, args: Inputs) -> str:
+    """A public case: the very arguments of one call of the master."""
+    lists = any(type(a) is list for a in args)
+    maker = "exactly" if lists else "fixed"
+    written = ", ".join(_literal(a, 99, not lists) for a in args)
+    flat = f'        Case("{name}", {maker}({written}), '
+    if len(flat) <= 84 and "\n" not in flat:
+        return flat + 'visibility=PUBLIC,\n             note="the example in the notebook"),'
+    inputs = "".join(f"            {_literal(a, 12, not lists)},\n" for a in args)
+    return (f'        Case("{name}", {maker}(\n{inputs}        ), visibility=PUBLIC,\n'
+            f'             note="the example in the notebook"),')
+
+
+def _hidden(name: str, seed: int, params: list[str], calls: list[Inputs]) -> str:
+    """A hidden case drawn from the domain of the calls (one pattern of arguments): arrays
+    of the kind and dtype the master passes, sizes shared where the master's are equal,
+    integers in the range it uses, None and numbers as it passes them."""
+    found = domains.sizes(params, calls)
+    named = {axis: size.name for size in found for axis in size.axes}
+    parts = []
+    for position, value in enumerate(calls[0]):
+        param = params[position]
+        what = domains.kind(value)
+        shape = tuple(named[(position, axis)] for axis in range(np.ndim(value)))
+        dtype = f", dtype={str(value.dtype)!r}" if isinstance(value, np.ndarray) else ""
+        note = ""
+        if what == "floats":
+            line = f"floats({shape!r}{dtype if value.dtype != np.float64 else ''})"
+        elif what == "integers":
+            limits = domains.bound(position, calls, found)
+            line = (f"integers({shape!r}, {limits.low}, {limits.high!r}"
+                    f"{dtype if value.dtype != np.int64 else ''})")
+            note = f"{param}: {limits.why}."
+        elif what == "booleans":
+            line = f"booleans({shape!r})"
+        elif what == "number" and type(value) is int and (sized := next(
+                (s.name for s in found if s.seen == tuple(c[position] for c in calls)), None)):
+            line = f"size({sized!r})"
+            note = f"{param}: the size {sized}, as in the master's calls."
+        elif what in ("none", "number"):
+            line = repr(value)
+        else:
+            line = _literal(value, 12, lists=False)
+            note = (f"{MARKER[2:]} the domain of {param} ({type(value).__name__}): every hidden "
+                    "case passes the master's value; draw it with an input maker (README, "
+                    '"Input makers") or keep it, then delete this comment.')
+        parts.append(_comment(note, 12) + f"            {line},\n")
+    sizes = "".join(_comment(_axes(size, params), 16)
+                    + f"                {size.name!r}: ({size.low}, {size.high}, {size.step}),\n"
+                    for size in found)
+    shared = _comment("Axes of equal size in every example call share one size, drawn in "
+                      "multiples of the examples' (low, high, step); where they only "
+                      "coincide, give each a name of its own.", 12)
+    return (f'        Case("{name}", combined(\n' + "".join(parts)
+            + (f"{shared}            sizes={{\n{sizes}            }},\n" if found else "")
+            + f"        ), seed={seed}),  # hidden")
+
+
+def _axes(size: domains.Size, params: list[str]) -> str:
+    """The axes a size is, in words: "X axes 0, 1; valid_lens axis 0"."""
+    by: dict[int, list[str]] = {}
+    for position, axis in size.axes:
+        by.setdefault(position, []).append(str(axis))
+    return "; ".join(f"{params[p]} ax{'es' if len(a) > 1 else 'is'} {', '.join(a)}"
+                     for p, a in by.items())
+
+
+def _cases(params: list[str], calls: tuple[Inputs, ...]) -> tuple[list[str], list[str]]:
     """Case lines for the calls, and comments about the calls left out."""
     lines: list[str] = []
     notes: list[str] = []
     for args in calls:
         if any(isinstance(a, np.ndarray) and a.size > MAX_LITERAL for a in args):
             notes.append(f"# A call with an array of more than {MAX_LITERAL} values was left "
-                         "out: declare it with a seeded generator such as normal(shape).")
+                         "out of the public cases: its hidden case stands for it.")
             continue
-        case = "notebook-example" if not lines else f"notebook-example-{len(lines) + 1}"
-        flat = f'        Case("{case}", fixed({", ".join(_literal(a, 99) for a in args)}), '
-        if len(flat) <= 84 and "\n" not in flat:
-            lines.append(flat + 'visibility=PUBLIC,\n             note="the example in the '
-                         'notebook"),')
-            continue
-        inputs = "".join(f"            {_literal(a, 12)},\n" for a in args)
-        lines.append(f'        Case("{case}", fixed(\n{inputs}        ), visibility=PUBLIC,\n'
-                     f'             note="the example in the notebook"),')
-    arrays = [args for args in calls if args and all(isinstance(a, np.ndarray) for a in args)]
-    if arrays:
-        shapes = ", ".join(repr(tuple(a.shape)) for a in arrays[0])
-        lines.append(f'        Case("random", normal({shapes}), seed=1),  # hidden')
-    else:
+        lines.append(_public("notebook-example" if not lines
+                             else f"notebook-example-{len(lines) + 1}", args))
+    if not lines:
+        return [], notes
+    groups: dict[tuple[tuple[str, int], ...], list[Inputs]] = {}
+    for args in calls:
+        groups.setdefault(domains.pattern(args), []).append(args)
+    names = params + [f"arg{i}" for i in range(len(params), max(map(len, calls)))]
+    drawn = [group for key, group in groups.items()
+             if any(what in domains.DRAWN for what, _ in key)]
+    for i, group in enumerate(drawn):
+        lines.append(_hidden("random" if i == 0 else f"random-{i + 1}", i + 1, names, group))
+    if not drawn:
         notes.append("# TODO: add hidden cases (the default visibility): other sizes, edges.")
     return lines, notes
+
+
+def _parameters(node: ast.FunctionDef | ast.ClassDef) -> list[str]:
+    """The names of the positional parameters."""
+    if isinstance(node, ast.ClassDef):
+        return []
+    return [a.arg for a in node.args.posonlyargs + node.args.args]
 
 
 def source(master: Master, calls: Calls) -> str:
@@ -90,14 +178,14 @@ def source(master: Master, calls: Calls) -> str:
     for graded in master.graded:
         node = nodes[graded.name]
         lines, notes = ([], []) if isinstance(node, ast.ClassDef) else \
-            _cases(graded.name, calls.inputs.get(graded.name, ()))
+            _cases(_parameters(node), calls.inputs.get(graded.name, ()))
         if not lines:
             missing.append(graded.name)
             continue
         dropped = calls.unsupported.get(graded.name, 0)
         if dropped:
-            notes.append(f"# {dropped} call(s) with arguments other than numbers and arrays "
-                         "were left out.")
+            notes.append(f"# {dropped} call(s) with an argument that is not data (an object "
+                         "of a class) were left out: declare such cases by hand.")
         summary = graded.summary or " ".join(
             (ast.get_docstring(node) or "").split("\n\n")[0].split())
         outputs = graded.outputs or _returns(node)
@@ -122,7 +210,9 @@ def source(master: Master, calls: Calls) -> str:
         "properties here; once you edit this file, `grade assign` never writes it again.", 96)
     text = (f'"""Assignment `{master.assignment}`: {master.title}.\n\n{about}\n"""\n\n'
             "from __future__ import annotations\n\n"
-            "from grader.assignments.inputs import fixed, normal  # noqa: F401\n"
+            "import numpy as np  # noqa: F401\n\n"
+            "from grader.assignments.inputs import (  # noqa: F401\n"
+            "    booleans, combined, exactly, fixed, floats, integers, normal, size)\n"
             "from grader.model import Assignment, Case, Exercise, Visibility\n\n"
             "PUBLIC = Visibility.PUBLIC\n\n" + "\n".join(blocks)
             + f"\nASSIGNMENT = Assignment(\n    name={master.assignment!r},\n"

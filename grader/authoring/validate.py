@@ -8,7 +8,10 @@
 - public references that hold more than the public cases;
 - two misconceptions that no case tells apart;
 - a misconception that equals the reference on every case;
-- a case whose note claims what its inputs do not exercise (`CLAIMS`).
+- a case whose note claims what its inputs do not exercise (`CLAIMS`);
+- what grades correct code wrongly (`grader.authoring.soundness`): NaN or inf from the
+  solution, inputs outside the domain of the master's examples, a skeleton's "could not
+  infer" comment left in place, a declared alternative that loses points.
 
 The solution runs in the sandbox (`building.compute`); the misconceptions, trusted code of
 the declaration, run here, as diagnosis runs them.
@@ -24,8 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.authoring import building, fairness
+from grader.authoring import building, fairness, soundness
 from grader.authoring.files import notebook_python, signatures
+from grader.authoring.problems import Problem
 from grader.errors import ReferencesError, SpecError, SubmissionError
 from grader.model import Assignment, Case, Exercise, Inputs
 from grader.pipeline import diagnose, notebooks
@@ -67,19 +71,6 @@ CLAIMS = (
     Claim(re.compile(r"\b(?:one|single) (?:token|position)\b|\bN = 1\b", re.I),
           _one_token, "no input has an axis of size 1"),
 )
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One mistake of the author's."""
-
-    where: str
-    """The file, or exercise/case, at fault; empty when the message names it."""
-    message: str
-    """What is wrong and how to fix it."""
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.message}" if self.where else self.message
 
 
 def signature_problems(assignment: Assignment, layout: Layout) -> list[Problem]:
@@ -222,11 +213,15 @@ def problems(assignment: Assignment, layout: Layout | None = None) -> list[Probl
     """Every mistake found in an assignment, its files and its references."""
     layout = layout or Layout.current()
     found = signature_problems(assignment, layout)
+    found += soundness.domain_problems(assignment, layout)
+    found += soundness.marker_problems(assignment, layout)
     try:
         fresh = building.compute(assignment, layout.solution(assignment.name))
     except ReferencesError as exc:
         return [*found, Problem(assignment.name, str(exc))]
     found += reference_problems(assignment, fresh, layout)
+    found += soundness.nonfinite_problems(assignment, fresh)
+    found += soundness.alternative_problems(assignment, fresh, layout)
     for exercise in assignment.exercises:
         found += note_problems(exercise)
         if not exercise.provided:

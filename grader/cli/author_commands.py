@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 from typing import TextIO
 
@@ -54,8 +55,11 @@ def cmd_assign(args: argparse.Namespace, out: TextIO) -> int:
 
     for written in assign.assign(Path(args.master), Path(args.out)):
         out.write(f"{written.path}: {written.what}\n")
-    for name, value in Layout(Path(args.out)).environment().items():
-        out.write(f"to grade it, set {name}={value}\n")
+    variables = Layout(Path(args.out)).environment()
+    if variables:
+        out.write("to grade it, run in your shell:\n")
+    for name, value in variables.items():
+        out.write(f"export {name}={shlex.quote(value)}\n")
     return 0
 
 

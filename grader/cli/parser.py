@@ -69,6 +69,23 @@ class _Version(argparse.Action):
         raise Shown(f"grade {__version__}\n")
 
 
+
+ASSIGN_EPILOG = """\
+The declaration skeleton keeps what the master passes: a public case per call (integer and
+boolean arrays keep their dtype; None, numbers, strings, tuples and lists stay as passed), and
+a hidden case per pattern of arguments drawn from the same domain. A case's make_inputs is any
+function of a numpy Generator that returns the argument tuple; the makers of
+grader.assignments.inputs write one:
+  integers(("batch",), 1, "keys")      integer array, both ends included; a bound may name a size
+  booleans((4, 4))                     boolean array
+  None, 3, "text"                      kept as they are, inside combined(...)
+  combined(floats(("batch", "q", "d")), floats(("batch", "keys", "d")),
+           integers(("batch",), 1, "keys"), sizes={"batch": (1, 4), "q": 3, "keys": (2, 6),
+           "d": (2, 5)})               sizes named once, drawn once per case, shared
+Exercise(..., alternatives=("my_unit_loops.py",)) declares other correct solutions (paths
+under solutions/, or source): grade validate requires full marks of each. Outside this
+project, the command ends with `export NAME=value` lines to paste into your shell."""
+
 def choice(kind: type[E]) -> Callable[[str], E]:
     """An argparse `type=` that turns a value into a member of the enum `kind`, or says which
     values there are."""
@@ -230,7 +247,9 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.set_defaults(handler="author_commands:cmd_doctor")
 
     author = commands.add_parser("assign", help="build every file of an assignment from a "
-                                 "master notebook with # BEGIN/END SOLUTION markers")
+                                 "master notebook with # BEGIN/END SOLUTION markers",
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=ASSIGN_EPILOG)
     author.add_argument("master", metavar="MASTER.ipynb")
     author.add_argument("--out", required=True, metavar="DIR", help="the course folder: "
                         "exercises/, solutions/ and the declaration go under it (this "
