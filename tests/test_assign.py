@@ -322,3 +322,15 @@ def test_a_masters_outputs_never_reach_the_student(tmp_path):
     assert "BEGIN SOLUTION" not in text and "np.maximum(x, 0.0)" not in text
     assert all(c.get("outputs", []) == [] and c.get("execution_count") is None
                for c in json.loads(text)["cells"])
+
+
+def test_the_variables_to_paste_name_absolute_folders_when_out_is_relative(course,
+                                                                          monkeypatch):
+    path, root = course
+    monkeypatch.chdir(root.parent)
+    code, out, _ = run("assign", str(path), "--out", root.name)
+    assert code == 0
+    exports = [line for line in out.splitlines() if line.startswith("export ")]
+    assert exports == [f"export GRADER_ASSIGNMENTS={root.resolve()}/assignments",
+                       f"export GRADER_SOLUTIONS={root.resolve()}/solutions",
+                       f"export GRADER_PUBLIC_REFERENCES={root.resolve()}/references"]

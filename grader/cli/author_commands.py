@@ -55,7 +55,7 @@ def cmd_assign(args: argparse.Namespace, out: TextIO) -> int:
 
     for written in assign.assign(Path(args.master), Path(args.out)):
         out.write(f"{written.path}: {written.what}\n")
-    variables = Layout(Path(args.out)).environment()
+    variables = Layout(Path(args.out).resolve()).environment()  # from any folder
     if variables:
         out.write("to grade it, run in your shell:\n")
     for name, value in variables.items():
