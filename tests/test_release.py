@@ -156,7 +156,9 @@ def test_a_release_is_the_stubs_and_the_check_data(releases, name):
     for exercise, given in zip(assignment.exercises, public.exercises, strict=True):
         shown = [c.name for c in exercise.cases if c.visibility is Visibility.PUBLIC]
         assert [c.name for c in given.cases] == shown
-        assert given.misconceptions == () and given.signature == exercise.signature
+        assert given.signature == exercise.signature  # the misconceptions' names, not code:
+        assert [(m.id, m.message) for m in given.misconceptions] == [
+            (m.id, m.message) for m in exercise.misconceptions]
         for case in given.cases:
             expected = references.load(assignment).get(exercise.name, case.name)
             for a, b in zip(stored.get(exercise.name, case.name), expected, strict=True):
@@ -165,7 +167,7 @@ def test_a_release_is_the_stubs_and_the_check_data(releases, name):
                             strict=True):
                 np.testing.assert_array_equal(a, b)
     with zipfile.ZipFile(releases[name] / f"{name}.check.npz") as data:
-        assert all(n.startswith(("inputs/", "init/", "expected/", "__meta__"))
+        assert all(n.startswith(("inputs/", "init/", "expected/", "mistakes/", "__meta__"))
                    for n in data.namelist())
 
 
