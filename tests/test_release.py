@@ -34,6 +34,7 @@ from grader.model import Assignment, Visibility
 from grader.spec import checkfile as released
 from grader.spec import references, registry
 from grader.spec.layout import Layout
+from grader.spec.references import as_outputs
 from tests import leakscan
 
 NAMES = sorted(registry.assignments())
@@ -511,3 +512,29 @@ def test_outputs_of_a_stub_notebook_are_not_released(tmp_path, monkeypatch):
     assert "BEGIN SOLUTION" not in text and ANSWER_LINE not in text
     assert all(c.get("outputs", []) == [] and c.get("execution_count") is None
                for c in json.loads(text)["cells"])
+
+
+def test_a_mistakes_output_that_holds_a_hidden_value_is_left_out():
+    """The check data holds what each misconception returns on the public cases, except
+    where that holds a hidden case's numbers, as this module's scan finds them: positions
+    from 1 over the public 50 positions give position 50, which the hidden 200 positions
+    hold; a base of 1000 over 6 features gives the frequencies that 10000 gives over 8."""
+    assignment = registry.get(PE)
+    stored = references.load(assignment)
+    kept = release.mistakes(assignment, stored)
+    secret = _windows(_material(assignment, Visibility.HIDDEN)) - _windows(
+        _material(assignment, Visibility.PUBLIC))
+    exercise = assignment.exercises[0]
+    for case in ("notebook-example", "notebook-example-2"):
+        expected = stored.get(exercise.name, case)
+        inputs = exercise.case(case).inputs()
+        for index, mistake in enumerate(exercise.misconceptions):
+            wrong = as_outputs(mistake.variant(*inputs), 1)
+            holds = bool(_windows(list(wrong)) & secret)
+            assert (index in kept.get((exercise.name, case), {})) is not holds, (case, index)
+            if not holds:
+                assert not np.array_equal(wrong[0], expected[0])
+    assert sorted(kept[(exercise.name, "notebook-example")]) == [0, 2, 3, 4]
+    assert sorted(kept[(exercise.name, "notebook-example-2")]) == [0, 2]
+    assert [exercise.misconceptions[i].id for i in (1, 4)] == [
+        "wrong-exponent-base", "positions-from-one"]
