@@ -63,12 +63,13 @@ def _assignment(name: str, group: list[Path], how: Options
     expected outputs)."""
     if not how.public_only or name in registry.assignments():
         return registry.get(name), None
-    data = group[0].parent / f"{name}{checkfile.SUFFIX}"
-    if not data.is_file():
+    beside = [path.parent / f"{name}{checkfile.SUFFIX}" for path in group]
+    data = next((found for found in beside if found.is_file()), None)
+    if data is None:
         known = ", ".join(sorted(registry.assignments()))
         raise UsageError(f"unknown assignment {name!r}: this grader declares {known}, and "
-                         f"there is no {data.name} beside {group[0]} (`grade release` puts "
-                         "it beside the notebook); check the spelling, or ask for the "
+                         f"there is no {beside[0].name} beside {group[0]} (`grade release` "
+                         "puts it beside the notebook); check the spelling, or ask for the "
                          "assignment's files again")
     assignment, stored = checkfile.read(data)
     return assignment, grading.ready(assignment, how, stored)
