@@ -129,8 +129,10 @@ def _in_jupyter() -> bool:
 def _folders(caller: dict[str, Any], found: Any) -> list[Path]:
     """Where the check data of a module's assignment is: beside the file that calls check()
     and the file that defines the function, wherever Python was started (a notebook has no
-    `__file__`: its kernel starts in the notebook's folder)."""
-    files = [caller.get("__file__"), getattr(found, "__globals__", {}).get("__file__")]
+    `__file__`: Jupyter starts its kernel in the notebook's folder, and VS Code names the
+    notebook in `__vsc_ipynb_file__`)."""
+    files = [caller.get("__file__"), caller.get("__vsc_ipynb_file__"),
+             getattr(found, "__globals__", {}).get("__file__")]
     return list(dict.fromkeys(Path(f).resolve().parent for f in files if isinstance(f, str)))
 
 
