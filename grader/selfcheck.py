@@ -2,8 +2,10 @@
 
 This runs in the student's kernel, on purpose and for the student only: it is feedback, not a
 grade, so it uses the public references shipped with the package (or, for an assignment the
-package does not declare, the check data `grade release` put in the notebook's folder) and no
-sandbox. Inside the grader's sandbox it does nothing, so that a notebook's check() calls cost
+package does not declare, the check data `grade release` put beside the notebook or module:
+its folder, or the working directory) and no sandbox. It names a catalogued mistake as
+`grade run` does on the public cases: the check data holds what each misconception returns
+on them. Inside the grader's sandbox it does nothing, so that a notebook's check() calls cost
 no grading time.
 """
 
@@ -14,12 +16,14 @@ import inspect
 import os
 import sys
 import time
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from grader.errors import UsageError
 from grader.model import Assignment, Exercise, Visibility
-from grader.pipeline import judging, scoring
+from grader.pipeline import diagnose, judging, scoring
 from grader.results import CheckResult, CheckStatus, Result, ResultStatus
 from grader.sandbox.inside.calling import invoke
 from grader.spec import checkfile as released
@@ -38,21 +42,25 @@ def _parameters(signature: str) -> tuple[str, ...]:
     return tuple(arg.arg for arg in function.args.args if arg.arg != "self")
 
 
-def _known() -> list[tuple[Assignment, references.References | None]]:
-    """The registry's assignments, then those released into this folder (`grade release`
-    writes their public cases and expected outputs there); None: the shipped references."""
+def _known(folders: Sequence[Path]) -> list[tuple[Assignment, references.References | None]]:
+    """The registry's assignments, then those released into `folders` and the working
+    directory (`grade release` writes their check data there); None: the shipped references."""
     known: list[tuple[Assignment, references.References | None]] = [
         (a, None) for a in registry.assignments().values()]
     names = {a.name for a, _ in known}
-    known += [(a, stored) for a, stored in released.found(Path.cwd()) if a.name not in names]
+    for folder in dict.fromkeys([*folders, Path.cwd()]):
+        for found, stored in released.found(folder):
+            if found.name not in names:
+                names.add(found.name)
+                known.append((found, stored))
     return known
 
 
-def _candidates(name: str, target: Any, assignment: str | None
+def _candidates(name: str, target: Any, assignment: str | None, folders: Sequence[Path]
                 ) -> list[tuple[Assignment, Exercise, references.References | None]]:
     """Exercises called `name`; when several assignments have one, the parameter names of the
     student's function choose (udl_attention's softmax takes items_in, attention_basics' x)."""
-    pairs = [(a, e, stored) for a, stored in _known() for e in a.exercises
+    pairs = [(a, e, stored) for a, stored in _known(folders) for e in a.exercises
              if e.name == name and (assignment is None or a.name == assignment)]
     if len(pairs) > 1 and callable(target):
         try:
@@ -63,9 +71,11 @@ def _candidates(name: str, target: Any, assignment: str | None
     return pairs
 
 
-def run(name: str, target: Any, assignment: str | None = None) -> Result:
-    """Check `target` as exercise `name` on its public cases; the result, not displayed."""
-    pairs = _candidates(name, target, assignment)
+def run(name: str, target: Any, assignment: str | None = None,
+        folders: Sequence[Path] = ()) -> Result:
+    """Check `target` as exercise `name` on its public cases; the result, not displayed.
+    `folders` are where to look for released check data, before the working directory."""
+    pairs = _candidates(name, target, assignment, folders)
     if not pairs:
         raise UsageError(f"no assignment has an exercise called {name!r}; "
                          "check the spelling, or pass assignment=...")
@@ -97,7 +107,10 @@ def run(name: str, target: Any, assignment: str | None = None) -> Result:
         check, _ = judging.judge(exercise, case, value, stored.get(exercise.name, case.name),
                                  inputs)
         checks.append(check)
-    graded = scoring.exercise_result(exercise, checks)
+    agreed = diagnose.consistent([c.diagnosis for c in checks],  # as grade run agrees them
+                                 [c.alternatives for c in checks])
+    graded = scoring.exercise_result(
+        exercise, [replace(c, diagnosis=d) for c, d in zip(checks, agreed, strict=True)])
     return Result(assignment=chosen.name, submission=f"{name} (in this notebook)",
                   status=ResultStatus.GRADED, score=graded.score, max_score=graded.max_score,
                   duration_s=round(time.monotonic() - started, 3), exercises=(graded,),
@@ -113,17 +126,27 @@ def _in_jupyter() -> bool:
     return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
+def _folders(caller: dict[str, Any], found: Any) -> list[Path]:
+    """Where the check data of a module's assignment is: beside the file that calls check()
+    and the file that defines the function, wherever Python was started (a notebook has no
+    `__file__`: Jupyter starts its kernel in the notebook's folder, and VS Code names the
+    notebook in `__vsc_ipynb_file__`)."""
+    files = [caller.get("__file__"), caller.get("__vsc_ipynb_file__"),
+             getattr(found, "__globals__", {}).get("__file__")]
+    return list(dict.fromkeys(Path(f).resolve().parent for f in files if isinstance(f, str)))
+
+
 def check(target: Any, assignment: str | None = None, depth: int = 1) -> None:
     """Show the public-case feedback for an exercise, given by name or as the object itself."""
     if os.environ.get(SANDBOX_ENV):
         return  # being graded: the grader runs every case itself
+    frame = sys._getframe(depth)  # the caller's, as inspect.stack()[depth] without the source
     if isinstance(target, str):
         name = target
-        frame = inspect.stack()[depth].frame
         found = frame.f_globals.get(name, frame.f_locals.get(name))
     else:
         name, found = getattr(target, "__name__", repr(target)), target
-    result = run(name, found, assignment)
+    result = run(name, found, assignment, _folders(frame.f_globals, found))
     if _in_jupyter():
         from IPython.display import HTML, display
 

@@ -33,8 +33,9 @@ from grader.model import Visibility
 from grader.spec import checkfile as released
 from grader.spec import references, registry
 from grader.spec.layout import Layout
+from grader.spec.references import as_outputs
 from tests import leakscan
-from tests.helpers.scanning import MARKERS, arrays_in, scan, secrets
+from tests.helpers.scanning import MARKERS, arrays_in, material, scan, secrets, windows
 
 NAMES = sorted(registry.assignments())
 
@@ -64,7 +65,9 @@ def test_a_release_is_the_stubs_and_the_check_data(releases, name):
     for exercise, given in zip(assignment.exercises, public.exercises, strict=True):
         shown = [c.name for c in exercise.cases if c.visibility is Visibility.PUBLIC]
         assert [c.name for c in given.cases] == shown
-        assert given.misconceptions == () and given.signature == exercise.signature
+        assert given.signature == exercise.signature  # the misconceptions' names, not code:
+        assert [(m.id, m.message) for m in given.misconceptions] == [
+            (m.id, m.message) for m in exercise.misconceptions]
         for case in given.cases:
             expected = references.load(assignment).get(exercise.name, case.name)
             for a, b in zip(stored.get(exercise.name, case.name), expected, strict=True):
@@ -73,7 +76,7 @@ def test_a_release_is_the_stubs_and_the_check_data(releases, name):
                             strict=True):
                 np.testing.assert_array_equal(a, b)
     with zipfile.ZipFile(releases[name] / f"{name}.check.npz") as data:
-        assert all(n.startswith(("inputs/", "init/", "expected/", "__meta__"))
+        assert all(n.startswith(("inputs/", "init/", "expected/", "mistakes/", "__meta__"))
                    for n in data.namelist())
 
 
@@ -417,3 +420,29 @@ def test_outputs_of_a_stub_notebook_are_not_released(tmp_path, monkeypatch):
     assert "BEGIN SOLUTION" not in text and ANSWER_LINE not in text
     assert all(c.get("outputs", []) == [] and c.get("execution_count") is None
                for c in json.loads(text)["cells"])
+
+
+def test_a_mistakes_output_that_holds_a_hidden_value_is_left_out():
+    """The check data holds what each misconception returns on the public cases, except
+    where that holds a hidden case's numbers, as this module's scan finds them: positions
+    from 1 over the public 50 positions give position 50, which the hidden 200 positions
+    hold; a base of 1000 over 6 features gives the frequencies that 10000 gives over 8."""
+    assignment = registry.get(PE)
+    stored = references.load(assignment)
+    kept = release.mistakes(assignment, stored)
+    secret = windows(material(assignment, Visibility.HIDDEN)) - windows(
+        material(assignment, Visibility.PUBLIC))
+    exercise = assignment.exercises[0]
+    for case in ("notebook-example", "notebook-example-2"):
+        expected = stored.get(exercise.name, case)
+        inputs = exercise.case(case).inputs()
+        for index, mistake in enumerate(exercise.misconceptions):
+            wrong = as_outputs(mistake.variant(*inputs), 1)
+            holds = bool(windows(list(wrong)) & secret)
+            assert (index in kept.get((exercise.name, case), {})) is not holds, (case, index)
+            if not holds:
+                assert not np.array_equal(wrong[0], expected[0])
+    assert sorted(kept[(exercise.name, "notebook-example")]) == [0, 2, 3, 4]
+    assert sorted(kept[(exercise.name, "notebook-example-2")]) == [0, 2]
+    assert [exercise.misconceptions[i].id for i in (1, 4)] == [
+        "wrong-exponent-base", "positions-from-one"]

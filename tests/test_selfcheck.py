@@ -148,3 +148,17 @@ def test_check_loads_only_what_it_uses(tmp_path):
     # 32 since results.py and spec/layout.py became modules of their own (no code was added
     # to what check() runs).
     assert len(ours) <= 32, sorted(ours)
+
+
+def test_check_data_is_looked_for_beside_the_callers_file(tmp_path):
+    """A module's check() looks beside its own file, a VS Code notebook's beside the notebook
+    (Jupyter starts the kernel in the notebook's folder), and beside the function's module."""
+    module, notebook = tmp_path / "a" / "mine.py", tmp_path / "b" / "mine.ipynb"
+
+    def defined_elsewhere():
+        return None
+
+    assert selfcheck._folders({"__file__": str(module)}, None) == [module.parent]
+    assert selfcheck._folders({"__vsc_ipynb_file__": str(notebook)}, softmax_cols) == [
+        notebook.parent, ROOT / "tests"]
+    assert selfcheck._folders({}, defined_elsewhere) == [ROOT / "tests"]

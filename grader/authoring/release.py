@@ -1,8 +1,9 @@
 """`grade release ASSIGNMENT --out DIR`: what students receive, and nothing else.
 
 An allow-list: the stub notebooks (outputs cleared), the stub module, and
-`<assignment>.check.npz`, the public cases and their expected outputs for `check()`
-(`grader.spec.checkfile`). Before anything is written, every file is checked, three times:
+`<assignment>.check.npz`, the public cases, their expected outputs and what each catalogued
+misconception returns on them, for `check()` and `grade check` (`grader.spec.checkfile`).
+Before anything is written, every file is checked, three times:
 - scanned: every byte it will be written with holds no solution marker and no line of the
   solution module that the stubs' code does not hold, in any cell of any type, attachment,
   output or metadata, or in the check data (`leaks`);
@@ -24,10 +25,11 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from grader.authoring import leaks
+from grader.authoring import hidden_values, leaks
 from grader.authoring.files import code_sources, notebook_python, notebook_text
 from grader.errors import SpecError, UsageError
-from grader.model import Assignment
+from grader.model import Assignment, Visibility
+from grader.pipeline import diagnose
 from grader.spec import checkfile as released
 from grader.spec import references
 from grader.spec.layout import ENV_SOLUTIONS, Layout
@@ -150,7 +152,8 @@ def release(assignment: Assignment, out: Path, layout: Layout | None = None) -> 
     _refuse_working_stubs(planned, assignment, stored)
     with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
         staged = Path(scratch) / data.name
-        released.write(staged, assignment, stored)
+        released.write(staged, assignment, stored,
+                       mistakes(assignment, references.ready(assignment)))
         check_data = staged.read_bytes()
     leaks.refuse(data, check_data, secret, "remove it from the declaration's public cases")
     out.mkdir(parents=True, exist_ok=True)
@@ -160,6 +163,29 @@ def release(assignment: Assignment, out: Path, layout: Layout | None = None) -> 
         written[-1].write_text(text, encoding="utf-8")
     data.write_bytes(check_data)
     return [*written, data]
+
+
+def mistakes(assignment: Assignment, stored: references.References) -> released.Mistakes:
+    """What each misconception returns on each public case, run as the diagnosis runs it
+    (`diagnose.run_variant`), so that `check()` can name it without its code; left out where
+    it does not apply or returns what the solution does (the diagnosis skips it there), and
+    where it holds a number of a hidden case (`hidden_values`; `stored`: all the references),
+    which students never get: check() then cannot name that mistake on that case."""
+    secret = hidden_values.secrets(assignment, stored)
+    found: dict[tuple[str, str], dict[int, references.Outputs]] = {}
+    for exercise in assignment.exercises:
+        for case in exercise.cases:
+            if case.visibility is not Visibility.PUBLIC:
+                continue
+            expected = stored.get(exercise.name, case.name)
+            inputs = case.inputs()
+            for index, mistake in enumerate(exercise.misconceptions):
+                wrong = diagnose.run_variant(mistake.variant, inputs, case.init_kwargs,
+                                             len(exercise.outputs))
+                if wrong is not None and not diagnose.same(wrong, expected) \
+                        and not hidden_values.holds(wrong, secret):
+                    found.setdefault((exercise.name, case.name), {})[index] = wrong
+    return found
 
 
 def _solution_lines(assignment: Assignment, layout: Layout,

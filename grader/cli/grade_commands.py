@@ -15,12 +15,13 @@ from grader.classwork import gradebook
 from grader.cli import parser
 from grader.cli.output import write
 from grader.errors import UsageError
+from grader.model import Assignment
 from grader.pipeline import grading, submissions
 from grader.pipeline.grading import Options
 from grader.report import terminal
 from grader.report.files import report_path
 from grader.results import CheckStatus, Result, ResultStatus
-from grader.spec import registry
+from grader.spec import checkfile, references, registry
 
 MAX_SUMMARY = 1 << 20
 
@@ -41,9 +42,44 @@ def options(args: argparse.Namespace, public_only: bool) -> Options:
                    zygotes=getattr(args, "zygotes", None))
 
 
+def _released(path: Path) -> list[str]:
+    """The assignments whose check data `grade release` put beside `path`."""
+    return [p.name.removesuffix(checkfile.SUFFIX)
+            for p in sorted(path.parent.glob(f"*{checkfile.SUFFIX}"))]
+
+
+def _known(path: Path, public_only: bool) -> list[str] | None:
+    """The assignments `path` may be of: the registry's, and for `grade check` those released
+    beside it (a student's copy of the grader declares none of a course's own)."""
+    if not public_only:
+        return None
+    return [*registry.assignments(), *_released(path)]
+
+
+def _assignment(name: str, group: list[Path], how: Options
+                ) -> tuple[Assignment, references.References | None]:
+    """The declared assignment `name`; for `grade check`, when the registry does not declare
+    it, the one in the check data `grade release` put beside the files (its public cases and
+    expected outputs)."""
+    if not how.public_only or name in registry.assignments():
+        return registry.get(name), None
+    beside = [path.parent / f"{name}{checkfile.SUFFIX}" for path in group]
+    data = next((found for found in beside if found.is_file()), None)
+    if data is None:
+        known = ", ".join(sorted(registry.assignments()))
+        raise UsageError(f"unknown assignment {name!r}: this grader declares {known}, and "
+                         f"there is no {beside[0].name} beside {group[0]} (`grade release` "
+                         "puts it beside the notebook); check the spelling, or ask for the "
+                         "assignment's files again")
+    assignment, stored = checkfile.read(data)
+    return assignment, grading.ready(assignment, how, stored)
+
+
 def _grade_all(args: argparse.Namespace, out: TextIO, public_only: bool) -> list[Result]:
     paths = expand(args.submissions, out)
-    plan = [(path, grading.infer_assignment(path, args.assignment)) for path in paths]
+    plan = [(path, grading.infer_assignment(path, args.assignment,
+                                            known=_known(path, public_only)))
+            for path in paths]
     unknown = [str(path) for path, name in plan if name is None]
     if unknown:
         raise UsageError(f"cannot tell the assignment of {', '.join(unknown)}: the notebook "
@@ -60,8 +96,8 @@ def _grade_all(args: argparse.Namespace, out: TextIO, public_only: bool) -> list
 def _grade_each(args: argparse.Namespace, plan: list[tuple[Path, str | None]],
                 how: Options, out: TextIO, color: bool, results: list[Result]) -> None:
     for name, group in _students(plan, args.each):
-        assignment = registry.get(name)
-        result = grading.grade_files(group, assignment, how)
+        assignment, stored = _assignment(name, group, how)
+        result = grading.grade_files(group, assignment, how, stored)
         results.append(result)
         out.write(terminal.render(result, color=color, verbose=args.verbose))
         if getattr(args, "instructor", False) and result.hidden_output:

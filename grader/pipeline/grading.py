@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -80,38 +80,42 @@ def failed_result(assignment: Assignment, submission: str, error: str,
 
 
 def infer_assignment(path: Path, explicit: str | None = None,
-                     limits: Limits | None = None) -> str | None:
-    """The assignment of a submission: explicit, else notebook metadata, else its file name.
+                     limits: Limits | None = None,
+                     known: Collection[str] | None = None) -> str | None:
+    """The assignment of a submission: explicit, else notebook metadata, else its file name;
+    one of `known` (by default the registry's: `grade check` adds those released beside it).
 
     The notebook is read as loading reads it: never through a link, never past the size limit.
     """
     if explicit:
         return explicit
+    names = registry.assignments().keys() if known is None else known
     if path.suffix == ".ipynb":
         limit = int((limits or Limits()).submission_mb * (1 << 20))
         try:
             text = submissions.read_bytes(path, limit).decode("utf-8-sig")
             notebook = notebooks.read(str(path), text)
             name = notebooks.metadata_assignment(notebook.get("metadata"))
-            if name in registry.assignments():
+            if name in names:
                 return name
         except (OSError, ValueError, SubmissionError):
             pass  # the file's own grading says what is wrong with it
-    matches = [name for name in registry.assignments() if name in path.name]
+    matches = [name for name in names if name in path.name]
     return max(matches, key=len) if matches else None
 
 
-def ready(assignment: Assignment, options: Options) -> references.References:
+def ready(assignment: Assignment, options: Options,
+          given: references.References | None = None) -> references.References:
     """Everything grading needs from the instructor, checked once before any submission:
-    the references (present, complete, fresh) and every case's inputs. An instructor's
-    mistake raises one GraderError naming the file and the fix."""
+    the references (present, complete, fresh; or `given`, a release's check data) and every
+    case's inputs. An instructor's mistake raises one GraderError naming the file and the fix."""
     offer = isolation.offered()
     if options.require_namespaces and not offer.namespaces:
         raise IsolationError(f"refusing to grade: --require-namespaces was given, and Linux "
                              f"namespaces are not available here ({offer.reason}); run `grade "
                              "doctor` to see what to change, or leave the option out to grade "
                              "with the isolation this machine gives")
-    stored = references.ready(assignment, public_only=options.public_only)
+    stored = given or references.ready(assignment, public_only=options.public_only)
     for exercise in assignment.exercises:
         for case in exercise.cases:
             try:

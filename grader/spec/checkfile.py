@@ -2,9 +2,12 @@
 outputs, as data, in `<assignment>.check.npz` next to the notebook.
 
 The file holds, for each exercise, what `check()` needs to call it and compare (its name,
-signature, outputs, tolerances) and, for each public case, its inputs and the solution's
-outputs. Nothing else: no hidden case, no misconception, no code. Arrays are stored without
-pickles; the rest is JSON. `check()` reads it when the assignment is not in the registry.
+signature, outputs, tolerances) and, for each public case, its inputs, the solution's
+outputs, and what each catalogued misconception returns on them (with its id and sentence),
+so that `check()` names a mistake as `grade run` does. Nothing else: no hidden case, no code
+(a misconception becomes a lookup of its recorded outputs). Arrays are stored without
+pickles; the rest is JSON. `check()` and `grade check` read it when the assignment is not in
+the registry.
 """
 
 from __future__ import annotations
@@ -17,12 +20,17 @@ from typing import Any
 import numpy as np
 
 from grader.errors import SpecError
-from grader.model import Assignment, Case, Exercise, Inputs, Visibility
+from grader.model import Assignment, Case, Exercise, Inputs, Misconception, Visibility
 from grader.sandbox.inside import protocol
 from grader.spec.references import Outputs, References
 
 SCHEMA = "grader.release/1"
 SUFFIX = ".check.npz"
+
+Mistakes = Mapping[tuple[str, str], Mapping[int, Outputs]]
+"""What misconceptions return on public cases: (exercise, case) -> {index of the misconception
+in the exercise's `misconceptions`: its outputs}; a misconception that does not apply to a
+case's inputs, or returns what the solution returns, is left out."""
 
 
 def _encode(value: Any, arrays: dict[str, np.ndarray], prefix: str) -> Any:
@@ -37,8 +45,10 @@ def _decode(stored: Mapping[str, Any], data: Any) -> Any:
     return protocol.decode(stored["tree"], [np.array(data[key]) for key in stored["arrays"]])
 
 
-def write(path: Path, assignment: Assignment, public: References) -> None:
-    """Write the check data of an assignment's public cases, with their expected outputs."""
+def write(path: Path, assignment: Assignment, public: References,
+          mistakes: Mistakes | None = None) -> None:
+    """Write the check data of an assignment's public cases, with their expected outputs and
+    the outputs of its misconceptions on them (`mistakes`)."""
     arrays: dict[str, np.ndarray] = {}
     exercises = []
     for exercise in assignment.exercises:
@@ -50,11 +60,18 @@ def write(path: Path, assignment: Assignment, public: References) -> None:
             expected = public.get(exercise.name, case.name)
             for i, array in enumerate(expected):
                 arrays[f"expected/{key}/{i}"] = array
+            wrong = (mistakes or {}).get((exercise.name, case.name), {})
+            for index, outputs in wrong.items():
+                for i, array in enumerate(outputs):
+                    arrays[f"mistakes/{key}/{index}/{i}"] = np.asarray(array)
             cases.append({"name": case.name, "rtol": case.rtol, "atol": case.atol,
                           "note": case.note, "scored": case.scored, "outputs": len(expected),
                           "inputs": _encode(case.inputs(), arrays, f"inputs/{key}"),
-                          "init": _encode(dict(case.init_kwargs), arrays, f"init/{key}")})
-        exercises.append({"name": exercise.name, "signature": exercise.signature,
+                          "init": _encode(dict(case.init_kwargs), arrays, f"init/{key}"),
+                          "mistakes": sorted(wrong)})
+        exercises.append({"misconceptions": [{"id": m.id, "message": m.message}
+                                             for m in exercise.misconceptions],
+                          "name": exercise.name, "signature": exercise.signature,
                           "points": exercise.points, "kind": exercise.kind,
                           "summary": exercise.summary, "outputs": list(exercise.outputs),
                           "tensors": exercise.tensors, "provided": exercise.provided,
@@ -74,6 +91,48 @@ def _fixed(inputs: Inputs) -> Callable[[np.random.Generator], Inputs]:
         return tuple(np.array(item) if isinstance(item, np.ndarray) else item
                      for item in inputs)
     return make
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two values encode alike: the same structure, and arrays of the same shape and
+    kind holding the same numbers (NaN equal to NaN)."""
+    listed_a: list[np.ndarray] = []
+    listed_b: list[np.ndarray] = []
+    if protocol.encode(a, listed_a) != protocol.encode(b, listed_b):
+        return False
+    return all(x.shape == y.shape and x.dtype.kind == y.dtype.kind and bool(
+        np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"))
+        for x, y in zip(listed_a, listed_b, strict=True))
+
+
+def _recorded(recorded: list[tuple[Inputs, Mapping[str, Any], Outputs]]) -> Callable[..., Any]:
+    """A misconception as check data holds it: the outputs it returned on each public case,
+    looked up by the inputs it is called with; LookupError on other inputs (diagnosis takes
+    a variant that raises as one that does not apply)."""
+
+    def variant(*args: Any, **kwargs: Any) -> Any:
+        for inputs, init, outputs in recorded:
+            if _same(tuple(args), tuple(inputs)) and _same(dict(kwargs), dict(init)):
+                copies = tuple(np.array(array) for array in outputs)
+                return copies if len(copies) > 1 else copies[0]
+        raise LookupError("no recorded outputs for these inputs")
+    return variant
+
+
+def _misconceptions(spec: Mapping[str, Any], data: Any) -> tuple[Misconception, ...]:
+    """The exercise's misconceptions, each a lookup of its recorded outputs, in the order
+    (the catalogue's) that the diagnosis tries them."""
+    named = spec.get("misconceptions", [])  # absent from files released before #24
+    recorded: list[list[tuple[Inputs, Mapping[str, Any], Outputs]]] = [[] for _ in named]
+    for stored in spec["cases"]:
+        key = f"{spec['name']}/{stored['name']}"
+        for index in stored.get("mistakes", []):
+            outputs = tuple(np.array(data[f"mistakes/{key}/{index}/{i}"])
+                            for i in range(stored["outputs"]))
+            recorded[index].append((tuple(_decode(stored["inputs"], data)),
+                                    _decode(stored["init"], data), outputs))
+    return tuple(Misconception(m["id"], m["message"], _recorded(r))
+                 for m, r in zip(named, recorded, strict=True))
 
 
 def read(path: Path) -> tuple[Assignment, References]:
@@ -101,8 +160,10 @@ def read(path: Path) -> tuple[Assignment, References]:
                     cases=tuple(cases), kind=spec["kind"], summary=spec["summary"],
                     outputs=tuple(spec["outputs"]), tensors=spec["tensors"],
                     provided=spec["provided"], notebook=spec["notebook"],
-                    axes={k: (v[0], v[1]) for k, v in spec["axes"].items()}))
-    except (OSError, ValueError, KeyError, TypeError, protocol.ProtocolError) as exc:
+                    axes={k: (v[0], v[1]) for k, v in spec["axes"].items()},
+                    misconceptions=_misconceptions(spec, data)))
+    except (OSError, ValueError, KeyError, TypeError, IndexError,
+            protocol.ProtocolError) as exc:
         raise SpecError(f"{path}: not check data written by `grade release` ({exc}); "
                         "ask for the assignment's files again") from None
     assignment = Assignment(meta["assignment"], meta["title"], tuple(exercises),

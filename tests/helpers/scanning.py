@@ -113,7 +113,7 @@ def arrays_in(value: object) -> Iterator[np.ndarray]:
             yield from arrays_in(item)
 
 
-def _material(assignment: Assignment, visibility: Visibility) -> list[np.ndarray]:
+def material(assignment: Assignment, visibility: Visibility) -> list[np.ndarray]:
     """Every input and expected array of the cases of one visibility."""
     stored = references.load(assignment)
     found = []
@@ -125,7 +125,7 @@ def _material(assignment: Assignment, visibility: Visibility) -> list[np.ndarray
     return found
 
 
-def _windows(arrays: list[np.ndarray]) -> set[bytes]:
+def windows(arrays: list[np.ndarray]) -> set[bytes]:
     """Each pair of neighbouring values that holds a distinctive one, as float64 and as
     float32 bytes; the value itself where it has no neighbour. A value is judged as that type
     holds it (1e-50 is 0.0 in float32)."""
@@ -159,9 +159,9 @@ def _texts(arrays: list[np.ndarray]) -> set[str]:
 
 def secrets(assignment: Assignment) -> tuple[list[str], list[str], list[str]]:
     """(byte needles, solution lines, text needles) of what must never reach students."""
-    hidden = _material(assignment, Visibility.HIDDEN)
-    public = _material(assignment, Visibility.PUBLIC)
-    needles = sorted(w.hex() for w in _windows(hidden) - _windows(public))
+    hidden = material(assignment, Visibility.HIDDEN)
+    public = material(assignment, Visibility.PUBLIC)
+    needles = sorted(w.hex() for w in windows(hidden) - windows(public))
     texts = sorted(_texts(hidden) - _texts(public))
     layout = Layout.current()
     given: set[str] = set()

@@ -1,0 +1,327 @@
+"""A course's own assignment, as another instructor makes it and as students get it (#24).
+
+The assignment is declared outside the package, the way README's "Adding an assignment" says:
+a master notebook, `grade assign --out DIR`, the skeleton completed by hand (hidden cases and
+catalogued misconceptions), `grade assign` again, `grade release` into a students' folder.
+Then, with none of the grader's environment variables, as a student has it:
+- `check()` and `grade check` name each catalogued mistake as `grade run` does on the public
+  cases (the same id and sentence, for the same wrong function);
+- the commands the released files tell students to run work, from the folder and from
+  elsewhere, and a module's check() finds its check data beside its own file;
+- the check data holds no hidden value and no line of the misconceptions' code.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from grader.spec import checkfile, registry
+from grader.spec.layout import Layout
+from tests import leakscan, test_release
+from tests.conftest import ROOT
+from tests.test_assign import run as grade
+from tests.test_assign import write_master
+
+NAME = "scoring_course"
+CONFIG = f'''# ASSIGNMENT CONFIG
+assignment = "{NAME}"
+title = "Attention scoring, batched"
+
+[exercises]
+scaled_scores = 1
+attend = 2
+'''
+SCORES = '''def scaled_scores(queries, keys):
+    """The (batch, queries, keys) scores Q K^T / sqrt(d)."""
+    # BEGIN SOLUTION
+    d = queries.shape[-1]
+    return queries @ np.swapaxes(keys, -1, -2) / np.sqrt(d)
+    # END SOLUTION
+
+
+check("scaled_scores")  # runs the public cases and explains what is wrong
+'''
+ATTEND = '''def attend(queries, keys, values):
+    """Scaled dot-product attention over a batch: softmax over the keys, then the values."""
+    # BEGIN SOLUTION
+    scores = scaled_scores(queries, keys)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    return weights @ values
+    # END SOLUTION
+
+
+check("attend")  # runs the public cases and explains what is wrong
+'''
+EXAMPLES = '''rng = np.random.default_rng(7)
+Q = rng.normal(size=(2, 3, 4))
+K = rng.normal(size=(2, 5, 4))
+V = rng.normal(size=(2, 5, 6))
+print(scaled_scores(Q, K).shape)
+print(attend(Q, K, V))
+'''
+# What the instructor adds to the skeleton: hidden cases of other sizes, and the mistakes.
+COMPLETED = '''
+import dataclasses
+
+import numpy as np
+
+from grader.assignments.variants import misconception
+
+
+def _softmax(scores, axis=-1):
+    e = np.exp(scores - scores.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _scores(queries, keys, scale):
+    return queries @ np.swapaxes(keys, -1, -2) / scale(queries.shape[-1])
+
+
+def _attend(scale=np.sqrt, axis=-1):
+    return lambda q, k, v: _softmax(_scores(q, k, scale), axis) @ v
+
+
+SCALES = (("missing-scale", lambda d: 1.0), ("wrong-scale", lambda d: d))
+scaled_scores = dataclasses.replace(scaled_scores, cases=scaled_scores.cases + (
+    Case("more-features", normal((3, 2, 8), (3, 6, 8)), seed=11),
+    Case("one-batch", normal((1, 4, 16), (1, 3, 16)), seed=12),
+), misconceptions=tuple(
+    misconception(id, lambda q, k, scale=scale: _scores(q, k, scale)) for id, scale in SCALES))
+attend = dataclasses.replace(attend, cases=attend.cases + (
+    Case("more-features", normal((3, 2, 8), (3, 6, 8), (3, 6, 5)), seed=21),
+    Case("one-batch", normal((1, 4, 16), (1, 3, 16), (1, 3, 2)), seed=22),
+), misconceptions=(*(misconception(id, _attend(scale=scale)) for id, scale in SCALES),
+                   misconception("softmax-wrong-axis", _attend(axis=-2))))
+ASSIGNMENT = dataclasses.replace(ASSIGNMENT, exercises=(scaled_scores, attend))
+'''
+# Students' modules, as a student writes them: one mistake each (or none), by template.
+STUDENT = '''import numpy as np
+
+
+def scaled_scores(queries, keys):
+    d = queries.shape[-1]
+    return queries @ np.swapaxes(keys, -1, -2){scores}
+
+
+def attend(queries, keys, values):
+    d = queries.shape[-1]
+    scores = queries @ keys.transpose(0, 2, 1){attend}
+    weights = np.exp(scores - scores.max(axis={axis}, keepdims=True))
+    weights /= weights.sum(axis={axis}, keepdims=True)
+    return weights @ values
+'''
+RIGHT = {"scores": " / np.sqrt(d)", "attend": " / np.sqrt(d)", "axis": -1}
+MISTAKES = {  # (exercise, id): how the student's module differs from a right one
+    ("scaled_scores", "missing-scale"): {"scores": ""},
+    ("scaled_scores", "wrong-scale"): {"scores": " / d"},
+    ("attend", "missing-scale"): {"attend": ""},
+    ("attend", "wrong-scale"): {"attend": " / d"},
+    ("attend", "softmax-wrong-axis"): {"axis": -2},
+}
+CHECKS = '\n\nfrom grader import check\n\ncheck("scaled_scores")\ncheck(attend)\n'
+
+
+def student(mistake: dict[str, object]) -> str:
+    """A student's module with `mistake` in it."""
+    return STUDENT.format(**{**RIGHT, **mistake})
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> dict[str, Path]:
+    """The course made as README says; the environment `grade assign` printed, the folder
+    with the release, and the instructor's folder."""
+    top = tmp_path_factory.mktemp("course")
+    master = write_master(top / f"{NAME}_master.ipynb", [
+        ("raw", CONFIG), ("markdown", "# Scoring\n\nWrite both functions."),
+        ("code", "import numpy as np\n\nfrom grader import check\n"), ("code", SCORES),
+        ("code", ATTEND), ("code", EXAMPLES)])
+    registry.assignments.cache_clear()
+    with pytest.MonkeyPatch.context() as patch:
+        code, out, err = grade("assign", str(master), "--out", str(top / "course"))
+        assert (code, err) == (0, ""), err
+        layout = Layout(top / "course")
+        env = layout.environment()
+        for key, value in env.items():
+            patch.setenv(key, value)
+        skeleton = layout.declaration(NAME).read_text().splitlines()
+        assert skeleton[-1].startswith("# grade assign skeleton")
+        layout.declaration(NAME).write_text("\n".join(skeleton[:-1]) + "\n" + COMPLETED)
+        code, out, err = grade("assign", str(master), "--out", str(top / "course"))
+        assert (code, err) == (0, ""), err
+        assert "the declaration, kept: you have edited it" in out
+        registry.assignments.cache_clear()
+        code, out, err = grade("release", NAME, "--out", str(top / "release"))
+        assert (code, err) == (0, ""), err
+    registry.assignments.cache_clear()
+    yield {"env": env, "release": top / "release", "course": top / "course"}
+    registry.assignments.cache_clear()
+
+
+def _clean_env() -> dict[str, str]:
+    """A student's environment: none of the grader's variables; this tree's grader."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRADER_")}
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, cwd=cwd, env=_clean_env(), capture_output=True, text=True,
+                          timeout=300)
+
+
+def _grade_command(line: str) -> list[str]:
+    """A `grade ...` line as students are told it, run with this tree's grader."""
+    words = shlex.split(line)
+    assert words[0] == "grade"
+    return [sys.executable, "-m", "grader", *words[1:]]
+
+
+def _copy(course: dict[str, Path], where: Path) -> Path:
+    """A student's copy of the released folder."""
+    shutil.copytree(course["release"], where)
+    return where
+
+
+def _public_diagnoses(result: dict) -> dict[str, list[tuple[str, str, str]]]:
+    """Each exercise's public checks, with their diagnosis, from a result's JSON."""
+    return {e["name"]: [(c["name"], c["diagnosis"]["id"], c["diagnosis"]["message"])
+                        for c in e["checks"] if c["visibility"] == "public" and c["diagnosis"]]
+            for e in result["exercises"]}
+
+
+HEADER = re.compile(r"^(\w+) \(in this notebook\) · " + NAME + ": ", re.M)
+DIAGNOSED = re.compile(r"^ +(\S+) \(public example, no points\): \[([\w-]+)\] (.+)$", re.M)
+
+
+def _shown(printed: str) -> dict[str, list[tuple[str, str, str]]]:
+    """What check() printed, as (case, id, message) for each exercise it checked."""
+    parts = HEADER.split(printed)[1:]
+    return {name: [m.groups() for m in DIAGNOSED.finditer(text)]
+            for name, text in zip(parts[::2], parts[1::2], strict=True)}
+
+
+@pytest.mark.parametrize("mistake", list(MISTAKES), ids="/".join)
+def test_check_names_each_mistake_as_grade_run_does(course, tmp_path, monkeypatch, mistake):
+    """The same wrong module through `grade run` (the instructor's, with the declaration),
+    `grade check` and check() (the student's: the release alone, no GRADER_* variables, run
+    from another folder): the same public checks, named the same."""
+    folder = _copy(course, tmp_path / "student")
+    path = folder / f"{NAME}_mine.py"
+    path.write_text(student(MISTAKES[mistake]) + CHECKS)
+
+    for key, value in course["env"].items():
+        monkeypatch.setenv(key, value)
+    registry.assignments.cache_clear()
+    code, out, err = grade("run", str(path), "--json", str(tmp_path / "run.json"))
+    assert (code, err) == (0, ""), err
+    graded = _public_diagnoses(json.loads((tmp_path / "run.json").read_text()))
+    exercise, id = mistake
+    assert {d[1] for d in graded[exercise]} == {id}  # grade run names it
+    assert all(not found for name, found in graded.items() if name != exercise)
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = _run([sys.executable, str(path)], elsewhere)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert _shown(done.stdout) == graded
+
+    done = _run([sys.executable, "-m", "grader", "check", str(path), "--json",
+                 str(tmp_path / "check.json")], elsewhere)
+    assert (done.returncode, done.stderr) == (1, ""), done.stderr
+    assert _public_diagnoses(json.loads((tmp_path / "check.json").read_text())) == graded
+
+
+def test_the_released_instructions_work_as_written(course, tmp_path):
+    """The stub module's docstring tells students a command: it runs, with no GRADER_*
+    variables, in the released folder and (its file named by a path) from elsewhere; on the
+    stubs it says what is not written yet, on a solution that every public check passes."""
+    folder = _copy(course, tmp_path / "student")
+    module = (folder / f"{NAME}.py").read_text()
+    told = re.findall(r"`(grade [^`]+)`", module)
+    assert told == [f"grade check {NAME}.py"]
+    expected = f"{NAME}.py · {NAME}: 0 / 2 public checks pass (public cases only)"
+    for cwd, prefix in ((folder, ""), (tmp_path, "student/")):
+        command = _grade_command(told[0].replace(f"{NAME}.py", f"{prefix}{NAME}.py"))
+        done = _run(command, cwd)
+        assert (done.returncode, done.stderr) == (1, ""), done.stderr
+        assert done.stdout.startswith(f"{prefix}{expected}"), done.stdout
+        assert done.stdout.count("[unattempted]") == 2
+    (folder / f"{NAME}.py").write_text(student({}))
+    done = _run(_grade_command(told[0]), folder)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert done.stdout.startswith(f"{NAME}.py · {NAME}: 2 / 2 public checks pass")
+    # The notebook's metadata names the assignment: `grade check` on it, and --assignment.
+    for extra in ([], ["--assignment", NAME]):
+        done = _run([sys.executable, "-m", "grader", "check", *extra, f"{NAME}.ipynb"], folder)
+        assert (done.returncode, done.stderr) == (1, ""), done.stderr
+        assert done.stdout.startswith(f"{NAME}.ipynb · {NAME}: 0 / 2 public checks pass")
+    done = _run([sys.executable, "-m", "grader", "check", "--assignment", "scoring_cours",
+                 f"{NAME}.py"], folder)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert ("unknown assignment 'scoring_cours': this grader declares attention_basics"
+            in done.stderr)
+    assert (f"there is no scoring_cours.check.npz beside {NAME}.py (`grade release` puts it "
+            "beside the notebook)") in done.stderr
+
+
+def test_the_released_notebooks_checks_explain_what_is_wrong(course, tmp_path, monkeypatch):
+    """The released notebook, run in a real kernel in the student's folder with no GRADER_*
+    variables: its `check(...)  # runs the public cases and explains what is wrong` lines
+    show the stub unwritten and name a mistake that the course catalogues."""
+    folder = _copy(course, tmp_path / "student")
+    notebook = nbformat.read(folder / f"{NAME}.ipynb", as_version=4)
+    sources = [cell.source for cell in notebook.cells if cell.cell_type == "code"]
+    told = [line for source in sources for line in source.splitlines() if "check(" in line
+            and not line.startswith("from")]
+    assert told == [f'check("{name}")  # runs the public cases and explains what is wrong'
+                    for name in ("scaled_scores", "attend")]
+    cell = next(c for c in notebook.cells if "def attend" in c.source)
+    wrong = student(MISTAKES[("attend", "missing-scale")])
+    cell.source = wrong[wrong.index("def attend"):] + '\n\ncheck("attend")\n'
+    for key in [k for k in os.environ if k.startswith("GRADER_")]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    shown = [o.data["text/html"] for c in notebook.cells for o in c.get("outputs", [])
+             if o.output_type == "display_data"]
+    assert len(shown) == 2, [o for c in notebook.cells for o in c.get("outputs", [])]
+    assert "not implemented yet" in shown[0] and "data-diagnosis" not in shown[0].replace(
+        'data-diagnosis="unattempted"', "")
+    assert 'data-diagnosis="missing-scale"' in shown[1]
+
+
+def test_the_check_data_holds_nothing_hidden_and_no_code(course, monkeypatch, capsys):
+    """The release, scanned as every release is (hidden inputs and outputs, solution lines,
+    markers), and for every line of the misconceptions' code."""
+    for key, value in course["env"].items():
+        monkeypatch.setenv(key, value)
+    registry.assignments.cache_clear()
+    assignment = registry.get(NAME)
+    needles, lines, texts = test_release.secrets(assignment)
+    code = {line.strip() for e in assignment.exercises for m in e.misconceptions
+            for line in inspect.getsource(m.variant).splitlines()}
+    code |= {line.strip() for line in COMPLETED.splitlines()}
+    code = {line for line in code if len(line) >= 10 and not line.startswith(("import ",
+                                                                             "from "))}
+    assert needles and texts and len(code) > 10
+    scan = leakscan.main(needles, sorted(set(lines) | code), top=str(course["release"]),
+                         texts=texts, markers=test_release.MARKERS, deep=True)
+    assert scan.found == [] and scan.files == 3
+    # The names it carries, for the diagnosis: the ids and sentences, nothing else.
+    public, _ = checkfile.read(course["release"] / f"{NAME}.check.npz")
+    assert [[m.id for m in e.misconceptions] for e in public.exercises] == [
+        ["missing-scale", "wrong-scale"], ["missing-scale", "wrong-scale", "softmax-wrong-axis"]]
