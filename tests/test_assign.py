@@ -15,6 +15,7 @@ from grader.errors import SpecError
 from grader.spec import references, registry
 from grader.spec.layout import Layout
 from tests.helpers.command import run
+from tests.helpers.command import write_master as notebook_master
 
 # Each test reads the registry afresh (it may declare assignments of its own).
 pytestmark = pytest.mark.usefixtures("fresh_registry")
@@ -53,20 +54,12 @@ print(relu(np.array([-1.5, 2.25, -0.125])))  # the same call twice is one case
 
 def write_master(path: Path, cells: list[tuple[str, str]] | None = None,
                  metadata: dict | None = None) -> Path:
+    """The ReLU master, or one of the given cells."""
     cells = cells if cells is not None else [
         ("raw", CONFIG), ("markdown", "# ReLU\n\nWrite `relu`."),
         ("code", "import numpy as np\n\nfrom grader import check\n\nLIMIT = 10.0\nN = 3\n"),
         ("code", RELU), ("code", DENSE), ("code", EXAMPLES)]
-    notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": metadata or {
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-        "secret_note": "instructor only"},
-        "cells": [{"cell_type": kind, "id": f"c{i}", "metadata": {}, "source": source,
-                   **({"outputs": [{"output_type": "stream", "name": "stdout",
-                                    "text": "[0. 2.25 0.]\n"}], "execution_count": 3}
-                      if kind == "code" else {})}
-                  for i, (kind, source) in enumerate(cells)]}
-    path.write_text(json.dumps(notebook))
-    return path
+    return notebook_master(path, cells, metadata)
 
 
 @pytest.fixture

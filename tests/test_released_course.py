@@ -29,10 +29,11 @@ from nbclient import NotebookClient
 
 from grader.spec import checkfile, registry
 from grader.spec.layout import Layout
-from tests import leakscan, test_release
+from tests import leakscan
 from tests.conftest import ROOT
-from tests.test_assign import run as grade
-from tests.test_assign import write_master
+from tests.helpers.command import run as grade
+from tests.helpers.command import write_master
+from tests.helpers.scanning import MARKERS, secrets
 
 NAME = "scoring_course"
 CONFIG = f'''# ASSIGNMENT CONFIG
@@ -311,7 +312,7 @@ def test_the_check_data_holds_nothing_hidden_and_no_code(course, monkeypatch, ca
         monkeypatch.setenv(key, value)
     registry.assignments.cache_clear()
     assignment = registry.get(NAME)
-    needles, lines, texts = test_release.secrets(assignment)
+    needles, lines, texts = secrets(assignment)
     code = {line.strip() for e in assignment.exercises for m in e.misconceptions
             for line in inspect.getsource(m.variant).splitlines()}
     code |= {line.strip() for line in COMPLETED.splitlines()}
@@ -319,7 +320,7 @@ def test_the_check_data_holds_nothing_hidden_and_no_code(course, monkeypatch, ca
                                                                              "from "))}
     assert needles and texts and len(code) > 10
     scan = leakscan.main(needles, sorted(set(lines) | code), top=str(course["release"]),
-                         texts=texts, markers=test_release.MARKERS, deep=True)
+                         texts=texts, markers=MARKERS, deep=True)
     assert scan.found == [] and scan.files == 3
     # The names it carries, for the diagnosis: the ids and sentences, nothing else.
     public, _ = checkfile.read(course["release"] / f"{NAME}.check.npz")
