@@ -47,9 +47,9 @@ class Size:
     axes: tuple[tuple[int, int], ...]
     """(argument position, axis) of each axis of that size in every example call."""
     low: int
-    """The smallest value it has in the examples."""
+    """The smallest value hidden cases draw: twice the examples' smallest."""
     high: int
-    """The largest value hidden cases draw: twice the examples' largest."""
+    """The largest value hidden cases draw: three times the examples' largest."""
 
     @property
     def step(self) -> int:
@@ -72,7 +72,9 @@ class Bound:
 
 def sizes(params: Sequence[str], calls: Sequence[Inputs]) -> list[Size]:
     """The sizes of the array arguments: axes that are equal in every example call are one,
-    drawn from the smallest example's size to twice the largest, in multiples of them."""
+    drawn from twice the smallest example's size to three times the largest, in multiples of
+    them: never the examples' own sizes, so that code that reads a size from the notebook
+    (a global `d = 2`) instead of its inputs fails a hidden case."""
     groups: dict[tuple[int, ...], list[tuple[int, int]]] = {}
     first = calls[0]
     for position, value in enumerate(first):
@@ -80,8 +82,8 @@ def sizes(params: Sequence[str], calls: Sequence[Inputs]) -> list[Size]:
             for axis in range(value.ndim):
                 key = tuple(int(call[position].shape[axis]) for call in calls)
                 groups.setdefault(key, []).append((position, axis))
-    return [Size(f"{params[axes[0][0]]}.shape[{axes[0][1]}]", tuple(axes), min(seen),
-                 2 * max(seen), seen) for seen, axes in groups.items()]
+    return [Size(f"{params[axes[0][0]]}.shape[{axes[0][1]}]", tuple(axes), 2 * min(seen),
+                 3 * max(seen), seen) for seen, axes in groups.items()]
 
 
 def bound(position: int, calls: Sequence[Inputs], found: Sequence[Size]) -> Bound:

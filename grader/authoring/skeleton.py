@@ -27,6 +27,9 @@ STAMP = "# grade assign skeleton, sha256 "
 MARKER = "# grade assign: could not infer"
 """Starts the comment on an argument whose domain the skeleton cannot tell; `grade validate`
 points at each one still present."""
+DRAWS = 3
+"""Hidden cases the skeleton draws for each pattern of arguments (which are arrays, which
+`None`), each from a seed of its own."""
 MAX_LITERAL = 400
 """Largest array written out as a literal; a bigger one needs a seeded generator."""
 
@@ -120,8 +123,8 @@ def _hidden(name: str, seed: int, params: list[str], calls: list[Inputs]) -> str
                     + f"                {size.name!r}: ({size.low}, {size.high}, {size.step}),\n"
                     for size in found)
     shared = _comment("Axes of equal size in every example call share one size, drawn in "
-                      "multiples of the examples' (low, high, step); where they only "
-                      "coincide, give each a name of its own.", 12)
+                      "multiples of the examples' sizes, never the examples' own (low, high, "
+                      "step); where they only coincide, give each a name of its own.", 12)
     return (f'        Case("{name}", combined(\n' + "".join(parts)
             + (f"{shared}            sizes={{\n{sizes}            }},\n" if found else "")
             + f"        ), seed={seed}),  # hidden")
@@ -156,7 +159,10 @@ def _cases(params: list[str], calls: tuple[Inputs, ...]) -> tuple[list[str], lis
     drawn = [group for key, group in groups.items()
              if any(what in domains.DRAWN for what, _ in key)]
     for i, group in enumerate(drawn):
-        lines.append(_hidden("random" if i == 0 else f"random-{i + 1}", i + 1, names, group))
+        for draw in range(DRAWS):  # several draws, so that one size that happens to fit
+            number = i * DRAWS + draw  # cannot hide a mistake
+            lines.append(_hidden("random" if number == 0 else f"random-{number + 1}",
+                                 number + 1, names, group))
     if not drawn:
         notes.append("# TODO: add hidden cases (the default visibility): other sizes, edges.")
     return lines, notes
