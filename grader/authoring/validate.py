@@ -173,11 +173,18 @@ def misconception_problems(exercise: Exercise, expected: Callable[[Case], Output
                                  f"student with the second is told the first; add a case that "
                                  "tells them apart"))
     hidden_ids = {mistakes[i].id for i in invisible}
-    for leak in fairness.leaks(exercise, expected):
+    leaks = fairness.leaks(exercise, expected)
+    scored = sum(case.earns_points for case in exercise.cases)
+    for leak in leaks:
         if leak.answer in hidden_ids:
             continue  # said above, better
         fix = ("change its inputs so that this answer gives other numbers, or mark it "
                "scored=False and say why in its note")
+        if leak.answer in {m.id for m in mistakes} and sum(
+                other.answer == leak.answer for other in leaks) < scored:
+            # Other cases reject it: on these inputs the mistake may simply be right.
+            fix = (f"if '{leak.answer}' is right on such inputs (a mistake that shows only on "
+                   "some), declare it conditional=\"the inputs it shows on\"; else " + fix)
         if leak.case == "every case":
             fix = "add a case whose inputs show that mistake"
         found.append(Problem(f"{leak.exercise}/{leak.case}", f"accepts the wrong answer "
