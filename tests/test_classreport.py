@@ -184,8 +184,11 @@ def test_each_mistake_is_counted_for_exactly_the_students_who_made_it(numbers):
         ("transposed-weights", "multihead_scaled_self_attention"): ["cat", "dan", "eve", "fay"],
         ("missing-output-projection", "multihead_scaled_self_attention"): ["gus"],
         ("missing-scale", "scaled_dot_product_self_attention"): ["hal"],
-        ("unstable-softmax", "softmax"): ["leo"],
     }
+    # leo's softmax overflows only on the unscored large-values case: advice, not counted
+    # (before #25 it was counted as the class's mistake).
+    assert [(a["id"], a["exercise"], a["source"], a["names"]) for a in numbers["advice"]] == [
+        ("unstable-softmax", "softmax", "unscored-check", ["leo"])]
     first = numbers["misconceptions"][0]
     assert first["students"] == 4 and first["share"] == pytest.approx(4 / 11)
     assert first["explanation"].startswith("Each head's attention matrix is applied transposed")
@@ -251,7 +254,14 @@ def test_the_page_and_the_markdown_say_the_same_numbers(graded, tmp_path):
     for student in SCORES:
         assert not re.search(rf"\b{student}\b", outside), student
     markdown = (tmp_path / "class.md").read_text()
-    assert "| **4** (36%) | Each head's attention matrix" in markdown
+    # The first table is the class's own mistakes (#25: it used to follow the scores,
+    # exercises and cases, with the share in the count's cell).
+    first_table = next(line for line in markdown.splitlines() if line.startswith("|"))
+    assert first_table == "| Students | Share | Exercise | Mistake | Who |"
+    assert ("| **4** | 36% | multihead\\_scaled\\_self\\_attention | Each head's attention "
+            "matrix") in markdown
+    assert re.search(r"<table[^>]*>", page).group(0) == '<table id="misconceptions">'
+    assert page.index('id="misconceptions"') < page.index('id="histogram"')
     assert "1. 2 submissions share softmax" in markdown
 
 
@@ -276,10 +286,15 @@ def test_the_page_opens_in_chromium_with_the_histogram_and_the_mistakes(graded, 
     browser.execute_script("arguments[0].scrollIntoView()", table)
     assert table.is_displayed() and table.size["width"] > 600
     rows = table.find_elements(By.CSS_SELECTOR, "tbody tr")
-    # most frequent first, then in the assignment's order of exercises
+    # most frequent first, then in the assignment's order of exercises; leo's unstable softmax
+    # (an unscored case) is advice, in a table of its own (#25)
     assert [r.get_attribute("data-misconception") for r in rows] == [
-        "transposed-weights", "unstable-softmax", "missing-scale", "missing-output-projection"]
-    assert rows[0].find_element(By.TAG_NAME, "td").text == "4 (36%)"
+        "transposed-weights", "missing-scale", "missing-output-projection"]
+    assert [td.text for td in rows[0].find_elements(By.TAG_NAME, "td")[:3]] == [
+        "4", "36%", "multihead_scaled_self_attention"]
+    advice = browser.find_elements(By.CSS_SELECTOR, "#advice-table tbody tr")
+    assert [(r.get_attribute("data-advice"), r.get_attribute("data-source")) for r in advice] \
+        == [("unstable-softmax", "unscored-check")]
     names = rows[0].find_element(By.CSS_SELECTOR, "p.names")
     assert not names.is_displayed()  # hidden until asked for
     rows[0].find_element(By.TAG_NAME, "summary").click()

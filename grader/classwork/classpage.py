@@ -40,7 +40,8 @@ def markdown(report: ClassReport) -> str:
 
 def to_dict(report: ClassReport) -> dict[str, Any]:
     """The numbers as plain data, schema "grader.class/1": keys may be added, never removed
-    or renamed."""
+    or renamed. "misconceptions" are the class's own mistakes (scored checks of the students'
+    own code); "advice" the diagnoses from the notebook's given code or unscored checks."""
     return {
         "schema": SCHEMA, "assignment": report.assignment, "submissions": report.submissions,
         "graded": report.graded, "max_score": report.max_score, "mean": report.mean,
@@ -63,6 +64,9 @@ def to_dict(report: ClassReport) -> dict[str, Any]:
         "misconceptions": [{"id": m.id, "exercise": m.exercise, "students": m.students,
                             "names": list(m.names), "share": m.share,
                             "explanation": m.explanation} for m in report.misconceptions],
+        "advice": [{"id": a.id, "exercise": a.exercise, "source": a.source.value,
+                    "students": a.students, "names": list(a.names), "share": a.share,
+                    "explanation": a.explanation} for a in report.advice],
         "cell_errors": [{"error": g.error, "message": g.message, "students": g.students,
                          "names": list(g.names), "example": g.example, "hint": g.hint,
                          "places": [{"where": p.where, "line": p.line, "students": p.students}

@@ -5,6 +5,8 @@ exports do). Scores include the submissions that could not be graded, at the 0 t
 gives them; everything about exercises, cases, diagnoses and cells is over the graded ones.
 A function the notebook provides (worth no points) is left out: every student has the
 notebook's own code for it. "unattempted" is not a misconception: it is counted per exercise.
+The class's mistakes are counted from scored checks of the students' own code only
+(`grader.classwork.mistakes`); the rest is advice, apart.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from grader.assignments.variants import CATALOGUE
-from grader.classwork import cellerrors, gradebook
+from grader.classwork import cellerrors, gradebook, mistakes
+from grader.classwork.mistakes import Advice, MisconceptionStats, tally
 from grader.model import Visibility
 from grader.pipeline import scoring
 from grader.pipeline.diagnose import UNATTEMPTED
@@ -128,27 +130,6 @@ class CaseStats:
 
 
 @dataclass(frozen=True)
-class MisconceptionStats:
-    """One diagnosis on one exercise, across the class."""
-
-    id: str
-    """The catalogue id, for example "transposed-weights"."""
-    exercise: str
-    """The exercise it was found in."""
-    names: tuple[str, ...]
-    """The students who got it on at least one check, sorted."""
-    explanation: str
-    """What it means: the message the students were given."""
-    share: float
-    """`students` over the graded submissions."""
-
-    @property
-    def students(self) -> int:
-        """How many students got it."""
-        return len(self.names)
-
-
-@dataclass(frozen=True)
 class SimilarGroup:
     """Submissions whose written functions are all the same code, up to names, comments and
     layout: a prompt to look, not a verdict."""
@@ -178,7 +159,11 @@ class ClassReport:
     cases: tuple[CaseStats, ...]
     """Their cases, in order."""
     misconceptions: tuple[MisconceptionStats, ...]
-    """Most frequent first."""
+    """The class's own mistakes (scored checks, code the students wrote), most frequent
+    first."""
+    advice: tuple[Advice, ...]
+    """Diagnoses from the notebook's given code or from unscored checks, counted for no one,
+    most frequent first."""
     cell_errors: tuple[cellerrors.CellErrorGroup, ...]
     """Most frequent first."""
     similar: tuple[SimilarGroup, ...]
@@ -244,12 +229,13 @@ def build(assignment: str, recorded: Sequence[tuple[gradebook.Row, Stored]]) -> 
     order = _exercise_order(graded.values())
     provided = tuple(name for name in order if _provided(name, graded.values()))
     scored = [name for name in order if name not in provided]
+    misconceptions, advice = tally(order, provided, graded)
     return ClassReport(
         assignment=assignment, scores=scores, max_score=max_score,
         histogram=_histogram([s.score for s in scores], max_score),
         exercises=tuple(_exercise(name, graded) for name in scored),
         cases=tuple(case for name in scored for case in _cases(name, graded)),
-        misconceptions=_misconceptions(scored, graded),
+        misconceptions=misconceptions, advice=advice,
         cell_errors=cellerrors.groups(graded),
         similar=_similar(scored, graded),
         fingerprinted=sum(all("fingerprint" in e for e in r.get("exercises", []))
@@ -315,7 +301,7 @@ def _cases(name: str, graded: Mapping[str, Stored]) -> list[CaseStats]:
                 passed[check["name"]] += bool(check["passed"])
     cases = []
     for case, first in order.items():
-        scored = bool(first.get("scored", first["max_score"] > 0))
+        scored = mistakes.scored(first)
         cases.append(CaseStats(name, case, Visibility(first["visibility"]), scored, tried[case],
                                passed[case], _flag(scored, tried[case], passed[case])))
     return cases
@@ -340,40 +326,6 @@ def _histogram(scores: list[float], top: float) -> tuple[Bin, ...]:
     counts = Counter(min(max(int(score / width), 0), BINS - 1) for score in scores)
     edge = [round(i * width, scoring.DECIMALS) for i in range(BINS + 1)]  # 0.6, not 0.600..01
     return tuple(Bin(edge[i], edge[i + 1], counts[i]) for i in range(BINS))
-
-
-# --------------------------------------------------------------------------- diagnoses
-
-
-def _misconceptions(scored: list[str], graded: Mapping[str, Stored]
-                    ) -> tuple[MisconceptionStats, ...]:
-    students: dict[tuple[str, str], set[str]] = defaultdict(set)
-    messages: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-    for student, result in graded.items():
-        for name in scored:
-            exercise = _find(result, name)
-            for check in exercise["checks"] if exercise else ():
-                diagnosis = check.get("diagnosis")
-                if diagnosis and diagnosis["id"] != UNATTEMPTED:
-                    key = (name, diagnosis["id"])
-                    students[key].add(student)
-                    messages[key][diagnosis["message"]] += 1
-    found = [MisconceptionStats(id=id, exercise=name, names=tuple(sorted(who)),
-                                explanation=_explanation(id, messages[name, id]),
-                                share=len(who) / len(graded))
-             for (name, id), who in students.items()]
-    found.sort(key=lambda m: (-m.students, scored.index(m.exercise), m.id))
-    return tuple(found)
-
-
-def _explanation(id: str, messages: Counter[str]) -> str:
-    """The message the students got; when it varies (it names a global's value, say), the
-    catalogue's sentence, else the most common one as an example."""
-    if len(messages) == 1:
-        return next(iter(messages))
-    if id in CATALOGUE:
-        return CATALOGUE[id]
-    return "For example: " + messages.most_common(1)[0][0]
 
 
 # --------------------------------------------------------------------------- similarity
