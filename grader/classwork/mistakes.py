@@ -5,9 +5,12 @@ A diagnosis counts as a student's mistake only on a scored check of an exercise 
 writes. Everything else is advice, listed apart:
 
 - from the notebook's given code: a diagnosis on a function the notebook provides (the book's
-  `softmax_cols`, which overflows), or one on another exercise that the student's copy of a
-  provided function also gets: it comes from that function, called inside the exercise (the
-  book's `softmax_cols` overflowing inside the student's attention on the large-scores case);
+  `softmax_cols`, which overflows), or one on a later exercise that the student's copy of a
+  provided function also gets: it comes from that function, which the notebook has the
+  exercises after it call (the book's `softmax_cols` overflowing inside the student's
+  attention on the large-scores case). The gradebook does not know who calls whom: a
+  student's own code that makes the same mistake after a given function that makes it is
+  advice too;
 - from an unscored check: a diagnosis seen only on checks worth no points (a public example,
   a stability case), which cost the student nothing.
 """
@@ -110,14 +113,18 @@ def tally(order: Sequence[str], provided: Sequence[str], graded: Mapping[str, St
     who: dict[tuple[str, str, Source | None], set[str]] = defaultdict(set)
     said: dict[tuple[str, str, Source | None], Counter[str]] = defaultdict(Counter)
     for student, result in graded.items():
-        # What this student's copies of the given functions get, they pass on to their callers.
-        given = {id for name in provided for _, id, _ in _diagnoses(_find(result, name))}
+        # What this student's copy of a given function gets, it passes on to the exercises
+        # after it in the notebook, which call it (the book's softmax_cols, in the attention).
+        given: set[str] = set()
         for name in order:
-            for check, id, message in _diagnoses(_find(result, name)):
+            found = _diagnoses(_find(result, name))
+            for check, id, message in found:
                 source = (Source.GIVEN if name in provided or id in given
                           else None if scored(check) else Source.UNSCORED)
                 who[name, id, source].add(student)
                 said[name, id, source][message] += 1
+            if name in provided:
+                given |= {id for _, id, _ in found}
     total = len(graded) or 1
     mistakes = [MisconceptionStats(id=id, exercise=name, names=tuple(sorted(names)),
                                    explanation=explanation(id, said[name, id, None]),
