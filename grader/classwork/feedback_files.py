@@ -48,7 +48,7 @@ def content(result: Result, path: Path, key: str, target: Path,
     if target.suffix == ".ipynb":
         return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", ""
     try:
-        return feedback.to_html(notebook), ""
+        return feedback.to_html(notebook, f"Feedback: {path.name}"), ""
     except Exception as exc:  # nbconvert on a notebook it cannot read: no page, said
         return None, (f"{path.name}: nbconvert could not render it "
                       f"({type(exc).__name__}: {exc}); the --html report has its feedback")

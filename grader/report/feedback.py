@@ -13,6 +13,7 @@ failures are grouped by `render.failures`, untrusted text is escaped by `render.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from importlib import resources
 from typing import Any
@@ -27,6 +28,8 @@ KEY = "grader"
 TAG = "grader-feedback"
 """The tag of a feedback cell, so that Jupyter can hide or find them."""
 
+_ID = re.compile(r"[a-zA-Z0-9-_]{1,64}")
+"""A cell id as nbformat 4.5 allows it."""
 _TAGS = frozenset({"a", "abbr", "b", "blockquote", "br", "caption", "code", "dd", "del",
                    "details", "div", "dl", "dt", "em", "h1", "h2", "h3", "h4", "h5", "h6",
                    "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "samp", "span",
@@ -125,14 +128,35 @@ def annotate(result: Result, notebook: Mapping[str, Any], defined: Mapping[str, 
         parts = [macros.missing(), *(macros.exercise(result, e) for e in nowhere)]
         out.append(_cell("\n\n".join(parts), minor, len(cells) + 1, _verdict(nowhere),
                          [e.name for e in nowhere]))
+    if minor >= 5:
+        _ids(out)
     annotated["cells"] = out
     return annotated
 
 
-def _for_page(notebook: Mapping[str, Any]) -> dict[str, Any]:
-    """The notebook as the page shows it: no output drawn from a file or an address (an
-    output's `svg_filename` or `metadata.filenames`), only from the notebook's own data."""
+def _ids(cells: list[Any]) -> None:
+    """Give a cell without a valid id one (nbformat 4.5 requires them; Jupyter adds them when
+    it saves, a notebook made by hand may lack them), and a repeated id a fresh one."""
+    seen: set[str] = set()
+    for number, cell in enumerate(cells):
+        if not isinstance(cell, dict):
+            continue
+        given = cell.get("id")
+        if not (isinstance(given, str) and _ID.fullmatch(given)) or given in seen:
+            given = f"cell-{number}"
+            while given in seen:
+                given += "-"
+            cell["id"] = given
+        seen.add(given)
+
+
+def _for_page(notebook: Mapping[str, Any], title: str) -> dict[str, Any]:
+    """The notebook as the page shows it, titled `title`: no output drawn from a file or an
+    address (an output's `svg_filename` or `metadata.filenames`), only from its own data."""
     shown = copy.deepcopy(dict(notebook))
+    if not isinstance(shown.get("metadata"), dict):
+        shown["metadata"] = {}
+    shown["metadata"]["title"] = title
     for cell in shown.get("cells", []):
         for output in cell.get("outputs", []) if isinstance(cell, dict) else []:
             if isinstance(output, dict):
@@ -142,8 +166,9 @@ def _for_page(notebook: Mapping[str, Any]) -> dict[str, Any]:
     return shown
 
 
-def to_html(notebook: Mapping[str, Any]) -> str:
-    """The annotated notebook as one HTML page, through nbconvert and our template."""
+def to_html(notebook: Mapping[str, Any], title: str = "Feedback") -> str:
+    """The annotated notebook as one HTML page titled `title`, through nbconvert and our
+    template."""
     # Imported here: nbconvert costs about half a second, and only --feedback needs it.
     import nbformat
     from nbconvert import HTMLExporter
@@ -154,5 +179,5 @@ def to_html(notebook: Mapping[str, Any]) -> str:
                             theme="light", sanitize_html=False)
     exporter.register_filter("feedback_clean", clean)
     page, _ = exporter.from_notebook_node(
-        rejoin_lines(nbformat.from_dict(_for_page(notebook))))
+        rejoin_lines(nbformat.from_dict(_for_page(notebook, text.clean(title)))))
     return page
