@@ -71,3 +71,74 @@ def test_a_missing_browser_is_a_skip_with_the_command_and_a_failure_in_ci():
                           text=True)
     assert done.returncode == 1
     assert "1 error" in done.stdout and CHROMIUM_INSTALL in done.stdout
+
+
+def test_feedback_page_shows_each_cell_after_its_code_and_loads_nothing(browser, tmp_path):
+    """`grade run --feedback FILE.html`: each feedback cell is visible right after the code cell
+    that defines its exercise, and the page, with a student's markdown and outputs that try to
+    load from a server of ours and to run script, makes no request and runs nothing."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from grader.classwork import feedback_files
+
+    hits: list[str] = []
+
+    class Record(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            hits.append(self.path)
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Record)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    notebook = json.loads((ROOT / "examples" / "alice.ipynb").read_text(encoding="utf-8"))
+    notebook["cells"].append({"cell_type": "markdown", "metadata": {}, "source": (
+        f"![pixel]({url}/markdown.png) <img src=\"{url}/img.png\">\n"
+        "<script>document.title = 'pwned'</script>\n"
+        f"<link rel=\"stylesheet\" href=\"{url}/style.css\">")})
+    code = next(c for c in notebook["cells"] if c["cell_type"] == "code")
+    code["outputs"].append({"output_type": "display_data", "metadata": {}, "data": {
+        "text/html": f"<img src=\"{url}/output.png\" onerror=\"document.title='pwned'\">",
+        "application/javascript": f"fetch('{url}/js'); document.title = 'pwned'",
+        "text/plain": "display"}})
+    submission = tmp_path / "alice.ipynb"
+    submission.write_text(json.dumps(notebook), encoding="utf-8")
+    result = grading.grade(submission, registry.get("udl_attention"))
+    page = tmp_path / "alice.feedback.html"
+    written, why = feedback_files.content(result, submission, "", page)
+    assert written is not None, why
+    page.write_text(written, encoding="utf-8")
+
+    try:
+        browser.get(page.as_uri())
+        cells = browser.find_elements(By.CSS_SELECTOR, "section.grader-feedback")
+        assert len(cells) == 7  # the summary, five exercises, the cell that raised
+        assert cells[0].text.startswith("Feedback from the grader\nFeedback: alice.ipynb")
+        assert "Score: 4 / 10." in cells[0].text
+        placed = {}
+        for cell in cells[1:]:
+            browser.execute_script("arguments[0].scrollIntoView()", cell)
+            assert cell.is_displayed()
+            before = browser.execute_script("return arguments[0].previousElementSibling", cell)
+            assert "jp-CodeCell" in before.get_attribute("class")
+            for name in cell.get_attribute("data-grader-exercises").split():
+                assert f"def {name}(" in before.text
+                placed[name] = cell.text
+        assert sorted(placed) == sorted(e.name for e in result.exercises)
+        assert ("Likely mistake: Each head's attention matrix is applied transposed"
+                in placed["multihead_scaled_self_attention"])
+        assert browser.title == "Feedback: alice.ipynb"  # no script of the student's ran
+        assert browser.execute_script(
+            "return performance.getEntriesByType('resource').map(e => e.name)") == []
+        ARTIFACTS.mkdir(exist_ok=True)
+        assert browser.save_screenshot(str(ARTIFACTS / "feedback-alice.png"))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert hits == []

@@ -36,6 +36,7 @@ from grader.pipeline import grading, submissions
 from grader.report.files import report_path
 from grader.results import Result, ResultStatus
 from grader.sandbox import isolation
+from grader.sandbox.limits import Limits
 from grader.sandbox.zygote import Zygotes
 
 CHECK_EVERY_S = 5.0
@@ -121,13 +122,26 @@ def find(folder: Path, pattern: re.Pattern[str] | None) -> tuple[list[Job], list
     return jobs, ignored
 
 
-def write_outputs(out: Path, job: Job, graded: Graded) -> None:
-    """The JSON result and the HTML and Markdown reports of one submission."""
+def write_outputs(out: Path, job: Job, graded: Graded, feedback: Limits | None = None) -> None:
+    """The JSON result and the HTML and Markdown reports of one submission; with `feedback`
+    (the limits it was graded under), each notebook's feedback page beside them,
+    `<notebook>.feedback.html` (a module has none: its feedback is the HTML report)."""
     folder = out / "results" / job.student
     folder.mkdir(parents=True, exist_ok=True)
     for suffix, content in ((".json", result_json.render(graded.result)),
                             (".html", graded.html), (".md", graded.markdown)):
         report_path(folder, graded.result, suffix).write_text(content, encoding="utf-8")
+    if feedback is None:
+        return
+    from grader.classwork import feedback_files  # nbconvert: only when asked for
+
+    combined = bool(graded.result.files)
+    for path, name in zip(job.paths, job.names, strict=True):
+        target = folder / f"{Path(name).stem}{feedback_files.SUFFIX}"
+        page, _ = feedback_files.content(graded.result, path, name if combined else "",
+                                         target, feedback)
+        if page is not None:
+            target.write_text(page, encoding="utf-8")
 
 
 class Threads:
@@ -166,9 +180,11 @@ class Threads:
 
 def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
         options: grading.Options, force: bool = False, pattern: re.Pattern[str] | None = None,
-        progress: TextIO | None = None, dask: str | None = None) -> Summary:
+        progress: TextIO | None = None, dask: str | None = None,
+        feedback: bool = False) -> Summary:
     """Grade every submission in `folder` that the gradebook in `out` does not have yet,
-    `jobs` at a time here, or on the Dask cluster at `dask` (an address, or local:N)."""
+    `jobs` at a time here, or on the Dask cluster at `dask` (an address, or local:N); with
+    `feedback`, each notebook's feedback page too (`write_outputs`)."""
     started = time.monotonic()
     options = replace(options, closed=(
         *options.closed,
@@ -190,13 +206,14 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
         known = {} if force else book.known_hashes(assignment.name)
         todo = [job for job in found if known.get((job.student, job.relative)) != job.sha256]
         report = _progress(progress or sys.stderr, len(todo), pool.label)
-        errors = _grade_all(pool, todo, out, book, report)
+        errors = _grade_all(pool, todo, out, book, report,
+                            options.limits if feedback else None)
     return Summary(len(todo), len(found) - len(todo), errors, tuple(ignored),
                    time.monotonic() - started)
 
 
 def _grade_all(pool: Pool, todo: Sequence[Job], out: Path, book: Gradebook,
-               report: Callable[[Job, Result], None]) -> int:
+               report: Callable[[Job, Result], None], feedback: Limits | None = None) -> int:
     """Grade `todo` in `pool`, writing and recording each result as it comes; the number of
     errors. No more are handed to the pool than it grades at once, so that a Dask worker
     that dies takes with it only the submissions it was grading."""
@@ -220,7 +237,7 @@ def _grade_all(pool: Pool, todo: Sequence[Job], out: Path, book: Gradebook,
                 hand_out()  # before writing, so that the pool is never idle meanwhile
                 # Reports first: a result in the gradebook always has its reports.
                 for job, graded in finished:
-                    write_outputs(out, job, graded)
+                    write_outputs(out, job, graded, feedback)
                 record([(job.student, job.relative, graded.result) for job, graded in finished])
                 for job, graded in finished:
                     errors += graded.result.status is ResultStatus.ERROR

@@ -141,10 +141,51 @@ def _write_outputs(args: argparse.Namespace, results: list[Result]) -> None:
             write(str(report_path(Path(target), result, suffix)), render(result))
 
 
+FEEDBACK_FILES = (".html", ".ipynb")
+
+
+def _check_feedback(args: argparse.Namespace) -> None:
+    """Refuse, before grading, a `--feedback` that cannot be written: a module (no
+    notebook to annotate), or one file named for several notebooks."""
+    paths = expand(args.submissions)
+    modules = [path for path in paths if path.suffix == ".py"]
+    if modules:
+        raise UsageError(f"--feedback: {modules[0]} is a module, not a notebook: feedback "
+                         "beside the code needs a .ipynb notebook; use --html for a "
+                         "module's report")
+    if Path(args.feedback).suffix in FEEDBACK_FILES and len(paths) > 1:
+        raise UsageError(f"--feedback {args.feedback} names one file, but {len(paths)} "
+                         "notebooks are graded: name a folder, where each notebook gets "
+                         "<notebook>.feedback.html")
+
+
+def _write_feedback(args: argparse.Namespace, results: list[Result], out: TextIO) -> None:
+    """Each graded notebook with its feedback cells, where `--feedback` says."""
+    from grader.classwork import feedback_files
+
+    target = Path(args.feedback)
+    for result in results:
+        for name in result.files or (result.submission,):
+            path = (target if target.suffix in FEEDBACK_FILES
+                    else target / f"{Path(name).stem}{feedback_files.SUFFIX}")
+            written, why = feedback_files.content(result, Path(name),
+                                                  name if result.files else "", path,
+                                                  parser.limits(args))
+            if written is None:
+                out.write(f"no feedback notebook for {text.one_line(name)}: "
+                          f"{text.one_line(why)}\n")
+                continue
+            write(str(path), written)
+
+
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     """`grade run`: exit 1 when a submission could not be graded or scores under
     `--fail-under`."""
+    if args.feedback:
+        _check_feedback(args)
     results = _grade_all(args, out, public_only=False)
+    if args.feedback:
+        _write_feedback(args, results, out)
     if args.junit:
         from grader.report import junit as junit_report
 
@@ -177,7 +218,8 @@ def cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
     assignment = registry.get(args.assignment)
     summary = batch.run(Path(args.folder), assignment, Path(args.out), args.jobs,
                         options(args, public_only=False), force=args.force,
-                        pattern=batch.compile_pattern(args.student_pattern), dask=args.dask)
+                        pattern=batch.compile_pattern(args.student_pattern), dask=args.dask,
+                        feedback=args.feedback)
     for line in summary.ignored:
         out.write(f"ignored {text.one_line(line)}\n")
     out.write(f"graded {summary.graded}, skipped {summary.skipped} already in the gradebook, "

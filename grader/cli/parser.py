@@ -174,6 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--fail-under", type=float, metavar="SCORE",
                      help="exit 1 when a submission scores below SCORE")
     run.add_argument("--junit", metavar="PATH", help="write JUnit XML, one testcase per check")
+    run.add_argument("--feedback", metavar="FILE.html|FILE.ipynb|DIR",
+                     help="write the student's own notebook with a feedback cell after each "
+                     "exercise's cell: as a page (.html) or a notebook (.ipynb); with several "
+                     "notebooks, a folder that gets <notebook>.feedback.html for each "
+                     "(notebooks only: a module's feedback is --html)")
     run.add_argument("--instructor", action="store_true",
                      help="also show what the hidden checks' calls printed, in the terminal "
                      "and in --json (never in a report for students)")
@@ -196,6 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
                              help="grade on the Dask cluster whose scheduler is at ADDRESS "
                              "(tcp://HOST:8786), or on local:N, N Dask worker processes here; "
                              "--jobs is then ignored (needs attention-grader[dask])")
+    grade_class.add_argument("--feedback", action="store_true",
+                             help="also write each notebook with a feedback cell after each "
+                             "exercise's cell, as results/<student>/<notebook>.feedback.html")
     _add_limits(grade_class)
     grade_class.set_defaults(handler="grade_commands:cmd_batch")
 
