@@ -23,7 +23,7 @@ from typing import Any
 
 from grader.errors import UsageError
 from grader.model import Assignment, Exercise, Visibility
-from grader.pipeline import diagnose, judging, layout_hint, scoring
+from grader.pipeline import diagnose, judging, scoring
 from grader.results import CheckResult, CheckStatus, Result, ResultStatus
 from grader.sandbox.inside.calling import invoke
 from grader.spec import checkfile as released
@@ -100,6 +100,8 @@ def run(name: str, target: Any, assignment: str | None = None,
                 note=case.note))
             continue
         except Exception as exc:  # the student's error is feedback
+            from grader.pipeline import layout_hint  # loaded only when a call fails
+
             raised = f"raised {type(exc).__name__}: {exc}"
             checks.append(scoring.failed_check(case.name, exercise, CheckStatus.ERROR,
                                                layout_hint.explain(chosen.layout, raised),
