@@ -5,6 +5,7 @@ write them: its names (omega_q, beta_q, all_x, X_prime), globals, two-space inde
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -15,7 +16,7 @@ from grader.model import Visibility
 from grader.pipeline import grading, layout_hint
 from grader.results import CheckResult, CheckStatus, Result
 from grader.sandbox.limits import Limits
-from grader.spec import registry
+from grader.spec import checkfile, references, registry
 from tests.helpers.book import BOOK_SETUP, BOOK_SOFTMAX_COLS
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
@@ -237,3 +238,15 @@ def test_other_errors_are_left_alone(message):
 def test_every_assignment_declares_a_layout_without_digits():
     for assignment in registry.assignments().values():
         assert assignment.layout and not re.search(r"\d", assignment.layout), assignment.name
+
+
+def test_released_check_data_keeps_the_layout(tmp_path):
+    """check() on a course declared outside the package reads the layout from the check
+    data `grade release` writes, and says it as grade run does."""
+    course = dataclasses.replace(UDL, name="my_course")
+    checkfile.write(tmp_path / "my_course.check.npz", course,
+                    references.load(UDL, public_only=True))
+    kernel = notebook(part_1("K @ Q.T", rows=True)[:5])
+    result = selfcheck.run("self_attention", kernel["self_attention"], "my_course", [tmp_path])
+    assert result.assignment == "my_course"
+    assert result.exercises[0].checks[0].message.split("\n")[0] == SENTENCE
