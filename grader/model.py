@@ -164,6 +164,13 @@ class Assignment:
     show_hidden_after: datetime | None = None
     """From this time on (timezone-aware), students see the details of hidden checks, as
     Gradescope's after_due_date (`grader.pipeline.disclosure`); None: never."""
+    layout: str = ""
+    """How the unit lays out its arrays, in words that finish "in this unit ...", for example
+    "columns are tokens, X has shape (D, N)". When a call of one of its exercises fails on
+    shapes that do not fit (NumPy's "not aligned", "mismatch in its core dimension", "could
+    not be broadcast"), the check's message says it first and keeps NumPy's text below
+    (`grader.pipeline.layout_hint`). No digits: it is shown on hidden checks too. Empty: no
+    hint."""
 
     @property
     def max_score(self) -> float:

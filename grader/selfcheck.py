@@ -100,8 +100,11 @@ def run(name: str, target: Any, assignment: str | None = None,
                 note=case.note))
             continue
         except Exception as exc:  # the student's error is feedback
+            from grader.pipeline import layout_hint  # loaded only when a call fails
+
+            raised = f"raised {type(exc).__name__}: {exc}"
             checks.append(scoring.failed_check(case.name, exercise, CheckStatus.ERROR,
-                                               f"raised {type(exc).__name__}: {exc}",
+                                               layout_hint.explain(chosen.layout, raised),
                                                visibility=case.visibility, note=case.note))
             continue
         check, _ = judging.judge(exercise, case, value, stored.get(exercise.name, case.name),

@@ -220,6 +220,20 @@ SUBMISSIONS.update({
 SUBMISSIONS["positions-not-added"] = (
     "positional_encoding", "causal_attention_with_positions",
     PE_SOLUTION.replace("    H = add_positional_encoding(X)\n", "    H = X\n"))
+# Two of 23 real students (#25): the book's names, two-space indents, queries and keys swapped.
+SUBMISSIONS["qk-swapped"] = ("udl_attention", "scaled_dot_product_self_attention", '''
+import numpy as np
+def softmax_cols(data_in):
+  exp_values = np.exp(data_in - np.max(data_in, axis=0))
+  return exp_values / np.sum(exp_values, axis=0)
+def scaled_dot_product_self_attention(X,omega_v, omega_q, omega_k, beta_v, beta_q, beta_k):
+  Q = beta_q + omega_q @ X
+  K = beta_k + omega_k @ X
+  V = beta_v + omega_v @ X
+  D_q = Q.shape[0]
+  X_prime = V @ softmax_cols(Q.T @ K / np.sqrt(D_q))
+  return X_prime
+''')
 
 REQUIRED = {"missing-scale", "wrong-scale", "softmax-wrong-axis", "unstable-softmax",
             "transposed-weights", "missing-bias", "mask-includes-diagonal",

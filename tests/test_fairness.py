@@ -44,7 +44,8 @@ def test_the_check_finds_free_points_when_a_one_token_case_is_scored():
     found = {(leak.case, leak.answer) for leak in
              fairness.leaks(scored, hidden("udl_attention")(declared))}
     assert found == {("one-token", "softmax-wrong-axis"), ("one-token", "transposed-weights"),
-                     ("one-token", "extra-scale"), ("one-token", "return V"),
+                     ("one-token", "extra-scale"), ("one-token", "qk-swapped"),
+                     ("one-token", "return V"),
                      ("one-token", "uniform attention"),
                      ("one-token", "hard attention (an argmax for the softmax)")}
 

@@ -49,7 +49,7 @@ def test_assign_validate_release_and_batch(tmp_path, monkeypatch):
     assert "the declaration, kept: you have edited it" in out
     registry.assignments.cache_clear()
     assignment = registry.get(NAME)
-    assert len(assignment.exercises[2].misconceptions) == 12
+    assert len(assignment.exercises[2].misconceptions) == 13
 
     # 3. Nothing to fix.
     code, out, err = grade("validate", NAME)

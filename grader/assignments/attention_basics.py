@@ -14,6 +14,7 @@ from grader.assignments.variants import (
     LARGE,
     MASKED,
     MATRIX,
+    QK_SWAPPED_ROWS,
     causal,
     hard_weights,
     misconception,
@@ -85,6 +86,7 @@ ATTENTION_MISTAKES = (
     misconception("unstable-softmax", _attention(norm=naive_softmax), conditional=LARGE),
     misconception("transposed-weights", _attention(transpose=True)),
     misconception("weights-transposed", _weights_transposed),
+    misconception("qk-swapped", _attention(swap=True), QK_SWAPPED_ROWS),
 )
 
 
@@ -260,6 +262,7 @@ causal_self_attention = Exercise(
         misconception("transposed-weights", _causal_attention(transpose=True)),
         misconception("weights-transposed", lambda X, W_q, W_k, W_v: _weights_transposed(
             X @ W_q, X @ W_k, X @ W_v, causal(len(X)))),
+        misconception("qk-swapped", _causal_attention(swap=True), QK_SWAPPED_ROWS),
     ),
     trivial=(("return V", lambda X, W_q, W_k, W_v: _no_attention(len(X), X @ W_v)),
              ("uniform attention", _causal_attention(norm=uniform_weights)),
@@ -273,4 +276,6 @@ ASSIGNMENT = Assignment(
     title="Attention, step by step (numpy, rows are tokens)",
     exercises=(softmax, qkv_projections, scaled_dot_product_attention, causal_mask,
                causal_self_attention),
+    layout="rows are tokens, X has shape (seq_len, d_model) and Q = X @ W_q, one row per "
+           "token; the scores are Q @ K.T",
 )

@@ -14,6 +14,7 @@ import numpy as np
 from grader.assignments import properties as prop
 from grader.assignments.inputs import fixed, normal
 from grader.assignments.variants import (
+    QK_SWAPPED_ROWS,
     causal,
     hard_weights,
     misconception,
@@ -141,6 +142,7 @@ causal_attention_with_positions = Exercise(
         misconception("softmax-wrong-axis", _attention(
             norm=lambda s: stable_softmax(s, axis=-2))),
         misconception("transposed-weights", _attention(transpose=True)),
+        misconception("qk-swapped", _attention(swap=True), QK_SWAPPED_ROWS),
     ),
     trivial=(("return V", lambda X, W_q, W_k, W_v: (
         np.eye(len(X)), (X + encoding(*X.shape)) @ W_v)),
@@ -153,4 +155,6 @@ ASSIGNMENT = Assignment(
     name="positional_encoding",
     title="Positional encodings (numpy, rows are positions)",
     exercises=(sinusoidal_encoding, add_positional_encoding, causal_attention_with_positions),
+    layout="rows are positions, X and its encoding have shape (seq_len, d_model) and "
+           "Q = (X + PE) @ W_q; the scores are Q @ K.T",
 )

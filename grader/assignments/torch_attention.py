@@ -8,6 +8,7 @@ from grader.assignments import properties as prop
 from grader.assignments.attention_basics import SEED003_X
 from grader.assignments.inputs import normal
 from grader.assignments.variants import (
+    QK_SWAPPED_ROWS,
     hard_weights,
     misconception,
     rows_attention,
@@ -129,6 +130,7 @@ torch_self_attention = Exercise(
             X @ W_q, X @ W_k, X @ W_v, scale=W_q.shape[1])),
         misconception("softmax-wrong-axis", _attention(norm=lambda s: stable_softmax(s, -2))),
         misconception("transposed-weights", _attention(transpose=True)),
+        misconception("qk-swapped", _attention(swap=True), QK_SWAPPED_ROWS),
     ),
     trivial=(("return V", lambda X, W_q, W_k, W_v: (np.eye(len(X)), X @ W_v)),
              ("uniform attention", _attention(norm=uniform_weights)),
@@ -172,4 +174,6 @@ ASSIGNMENT = Assignment(
     title="Attention and an encoder block in PyTorch",
     exercises=(torch_self_attention, SimpleEncoderBlock),
     requires=("torch",),
+    layout="rows are tokens, X has shape (seq_len, d_model) (with the batch first in the "
+           "encoder block) and Q = X @ W_q; the scores are Q @ K.T",
 )

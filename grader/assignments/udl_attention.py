@@ -12,6 +12,7 @@ from grader.assignments.inputs import normal
 from grader.assignments.variants import (
     LARGE,
     MATRIX,
+    QK_SWAPPED_COLUMNS,
     cols_attention,
     hard_weights,
     misconception,
@@ -216,6 +217,7 @@ self_attention = Exercise(
         misconception("softmax-wrong-axis", _head(False, axis=1)),
         misconception("transposed-weights", _head(False, transpose=True)),
         misconception("extra-scale", _head(True)),
+        misconception("qk-swapped", _head(False, swap=True), QK_SWAPPED_COLUMNS),
     ),
 )
 
@@ -242,6 +244,7 @@ scaled_dot_product_self_attention = Exercise(
                       "The scores are divided by D_q instead of its square root."),
         *COMMON_HEAD_MISTAKES,
         misconception("unstable-softmax", _head(True, norm=naive_softmax), conditional=LARGE),
+        misconception("qk-swapped", _head(True, swap=True), QK_SWAPPED_COLUMNS),
     ),
     trivial=HEAD_TRIVIAL,
     properties=(prop.finite_for_large_inputs(),),
@@ -274,6 +277,8 @@ multihead_scaled_self_attention = Exercise(
         misconception("head-order", _multihead(order=(1, 0))),
         misconception("missing-bias", _multihead(bias=False)),
         misconception("softmax-wrong-axis", _multihead(axis=1)),
+        misconception("qk-swapped", _multihead(swap=True),
+                      QK_SWAPPED_COLUMNS.replace("swapped:", "swapped in each head:")),
     ),
     trivial=(("return V", multihead_values),
              ("uniform attention", _multihead(norm=uniform_weights)),
@@ -285,4 +290,6 @@ ASSIGNMENT = Assignment(
     title="Self-attention, Understanding Deep Learning style (numpy, columns are tokens)",
     exercises=(softmax, softmax_cols, self_attention, scaled_dot_product_self_attention,
                multihead_scaled_self_attention),
+    layout="columns are tokens, X has shape (D, N) and Q = omega_q @ X + beta_q; a product "
+           "such as X @ omega_q treats rows as tokens",
 )

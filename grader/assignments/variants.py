@@ -70,7 +70,18 @@ CATALOGUE: dict[str, str] = {
                             "pos grows down the rows and the frequency falls along the columns.",
     "positions-not-added": "The position encodings are not added to X before the projections: "
                            "attend over X + PE.",
+    "qk-swapped": "Queries and keys are swapped: the scores are Q^T K (K Q^T when rows are "
+                  "tokens), so the softmax spreads each key over the queries; write K^T Q "
+                  "(Q K^T), so that each query's weights over the keys sum to 1.",
 }
+
+# The qk-swapped sentence in each layout's own code.
+QK_SWAPPED_COLUMNS = ("Queries and keys are swapped: you compute softmax_cols(Q.T @ K), whose "
+                      "column n spreads key n over the queries; write softmax_cols(K.T @ Q), "
+                      "so that column n holds query n's weights over the keys.")
+QK_SWAPPED_ROWS = ("Queries and keys are swapped: you compute softmax(K @ Q.T), whose row i "
+                   "spreads key i over the queries; write softmax(Q @ K.T), so that row i "
+                   "holds query i's weights over the keys.")
 
 
 # The inputs that the conditional mistakes show on (see `Misconception.conditional`).
@@ -127,9 +138,13 @@ def whole_softmax(x: np.ndarray) -> np.ndarray:
 
 def rows_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: Any = None, *,
                    scale: float | None = None, norm: Callable[..., np.ndarray] = softmax,
-                   transpose: bool = False, after: bool = False) -> tuple[np.ndarray, ...]:
-    """Attention with rows as tokens, with one mistake switched on by a keyword."""
+                   transpose: bool = False, after: bool = False,
+                   swap: bool = False) -> tuple[np.ndarray, ...]:
+    """Attention with rows as tokens, with one mistake switched on by a keyword; `swap`
+    exchanges queries and keys (K Q^T: a row per key)."""
     d_k = Q.shape[-1]
+    if swap:
+        Q, K = K, Q
     scores = Q @ np.swapaxes(K, -1, -2) / (np.sqrt(d_k) if scale is None else scale)
     if mask is not None and not after:
         scores = scores + mask
@@ -148,12 +163,15 @@ def causal(n: int) -> np.ndarray:
 def cols_attention(X: np.ndarray, omega_v: np.ndarray, omega_q: np.ndarray,
                    omega_k: np.ndarray, beta_v: np.ndarray, beta_q: np.ndarray,
                    beta_k: np.ndarray, *, scale: float = 1.0, bias: bool = True,
-                   axis: int = 0, transpose: bool = False,
+                   axis: int = 0, transpose: bool = False, swap: bool = False,
                    norm: Callable[..., np.ndarray] = softmax) -> np.ndarray:
-    """Attention with columns as tokens (Understanding Deep Learning), one mistake on request."""
+    """Attention with columns as tokens (Understanding Deep Learning), one mistake on request;
+    `swap` exchanges queries and keys (Q^T K: a column per key)."""
     keep = 1.0 if bias else 0.0
     Q = omega_q @ X + keep * beta_q
     K = omega_k @ X + keep * beta_k
     V = omega_v @ X + keep * beta_v
+    if swap:
+        Q, K = K, Q
     attention = norm((K.T @ Q) / scale, axis=axis)
     return V @ (attention.T if transpose else attention)

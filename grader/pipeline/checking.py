@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from grader.model import Assignment, Case, Exercise, Visibility
-from grader.pipeline import diagnose, scoring
+from grader.pipeline import diagnose, layout_hint, scoring
 from grader.pipeline.judging import Context, judge
 from grader.results import CheckResult, CheckStatus, Diagnosis, ExerciseResult
 from grader.sandbox.limits import cap
@@ -60,7 +60,7 @@ def grade_calls(session: Session, assignment: Assignment, stored: references.Ref
             for case in exercise.cases:
                 if case.visibility is visibility:
                     check, printed = _grade_case(session, exercise, case, stored,
-                                                 contexts[exercise.name])
+                                                 contexts[exercise.name], assignment.layout)
                     calls.append(Call(exercise.name, check, printed))
     return calls
 
@@ -129,10 +129,12 @@ def reply_limit(expected: references.Outputs) -> int:
 
 
 def _grade_case(session: Session, exercise: Exercise, case: Case,
-                stored: references.References, context: Context) -> tuple[CheckResult, str]:
+                stored: references.References, context: Context,
+                layout: str = "") -> tuple[CheckResult, str]:
     """Check one case at the end of the notebook and, failing that, right after the cell that
     defined the exercise: a later cell that rebinds a global must not undo working code.
-    Returns the check and what its calls printed."""
+    A shape error says the assignment's `layout` first. Returns the check and what its calls
+    printed."""
     inputs = case.inputs()
     expected = stored.get(exercise.name, case.name)
     first: CheckResult | None = None
@@ -160,6 +162,7 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
                 message += f" (it belongs in {exercise.notebook})"
             if case.visibility is Visibility.HIDDEN:  # the whole message once it is due
                 message, detail = hidden_error(message), cap(message)
+            message = layout_hint.explain(layout, outcome.message, message)
             check = scoring.failed_check(
                 case.name, exercise, outcome.status, message, diagnosis=diagnosis,
                 visibility=case.visibility, note=case.note, detail=detail)

@@ -78,7 +78,8 @@ def write(path: Path, assignment: Assignment, public: References,
                           "axes": {k: list(v) for k, v in exercise.axes.items()},
                           "notebook": exercise.notebook, "cases": cases})
     meta = {"schema": SCHEMA, "assignment": assignment.name, "title": assignment.title,
-            "requires": list(assignment.requires), "exercises": exercises}
+            "requires": list(assignment.requires), "layout": assignment.layout,
+            "exercises": exercises}
     arrays["__meta__"] = np.array(json.dumps(meta))
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(path, **arrays)  # type: ignore[arg-type]
@@ -167,7 +168,7 @@ def read(path: Path) -> tuple[Assignment, References]:
         raise SpecError(f"{path}: not check data written by `grade release` ({exc}); "
                         "ask for the assignment's files again") from None
     assignment = Assignment(meta["assignment"], meta["title"], tuple(exercises),
-                            tuple(meta["requires"]))
+                            tuple(meta["requires"]), layout=str(meta.get("layout", "")))
     checked: Mapping[tuple[str, str], Outputs] = outputs
     return assignment, References(assignment.name, "", checked, path)
 

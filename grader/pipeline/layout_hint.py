@@ -1,0 +1,39 @@
+"""The unit's layout, said where NumPy's shape errors say only sizes.
+
+A student who treats X as (N, D) in a unit where it is (D, N) (`X @ omega_q`) gets NumPy's
+"matmul: Input operand 1 has a mismatch in its core dimension 0, ..." and a line number.
+When the assignment declares its layout (`Assignment.layout`), such a message gets one
+sentence before it, naming the layout; NumPy's text stays below. Pure: messages in, messages
+out. The sentence is the declaration's alone, so it says nothing of a hidden case's inputs.
+"""
+
+from __future__ import annotations
+
+import re
+
+# What NumPy (and PyTorch, for the torch units) say when two arrays' shapes do not fit a
+# product, a sum or an einsum; never the student's own messages, which `raised Name: ` heads.
+_SHAPE_ERROR = re.compile(
+    r"^raised (ValueError|RuntimeError): .*("
+    r"mismatch in its core dimension|not aligned|could not be broadcast|"
+    r"does not match previous terms|cannot be multiplied|must match the size of tensor)",
+    re.S)
+SENTENCE = "The shapes do not fit together: in this unit {layout}."
+
+
+def is_shape_error(raised: str) -> bool:
+    """Whether a call's message ("raised ValueError: ...") is NumPy's or PyTorch's complaint
+    that two shapes do not fit."""
+    return _SHAPE_ERROR.match(raised) is not None
+
+
+def explain(layout: str, raised: str, shown: str | None = None) -> str:
+    """The message to show for a call that failed with `raised`: `shown` (else `raised`
+    itself), with the layout's sentence on the line before it when `raised` is a shape
+    error and the assignment declares a layout. `shown` is what students may see of the
+    error: a hidden check's keeps only the exception's class (`checking.hidden_error`), and
+    the sentence, which holds no number of the inputs, still heads it."""
+    text = raised if shown is None else shown
+    if not layout or not is_shape_error(raised):
+        return text
+    return f"{SENTENCE.format(layout=layout)}\n{text}"
