@@ -70,6 +70,9 @@ CATALOGUE: dict[str, str] = {
                             "pos grows down the rows and the frequency falls along the columns.",
     "positions-not-added": "The position encodings are not added to X before the projections: "
                            "attend over X + PE.",
+    "hard-coded-size": "A size is written as a number in the code (`/ 2`, `range(3)`), which "
+                       "fits only the notebook's example: take sizes from the shapes of the "
+                       "inputs inside the function.",
 }
 
 

@@ -17,7 +17,8 @@ import ast
 import builtins
 import math
 import operator
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from grader.pipeline import ipython_syntax
@@ -176,4 +177,96 @@ def globals_read(submission: Submission, functions: Iterable[str]
                                          if v is not None))
             if values:
                 found[function][name] = values
+    return found
+
+
+@dataclass(frozen=True)
+class Written:
+    """A number written in a function's code where a size goes (issue #25)."""
+
+    value: float
+    """The number, for example 2.0 for `/ 2`."""
+    line: int
+    """Its line in the cell (or module) that defines the function."""
+    divisor: bool
+    """It divides something other than a size (`scores / 2`): it may stand for a size's
+    square root (a scale) as well as for a size. Elsewhere (`range(3)`, `np.sqrt(4)`,
+    `np.zeros((4, 3))`, `Q[:2]`) it is a size."""
+
+
+_SIZED_CALLS = frozenset({"range", "zeros", "ones", "empty", "eye", "reshape", "view",
+                          "sqrt"})
+"""Calls whose positional arguments (or their tuples' items) are sizes, or a size whose
+square root is taken. Axis arguments (`axis=1`, `transpose(1, 2)`) are never read."""
+_LOOKED_AT = 64
+"""The most nodes of an expression `_sized` reads: a hostile sum of a million terms costs
+no more than a short one."""
+
+
+def _sized(node: ast.expr, names: Iterable[str] = ()) -> bool:
+    """Whether an expression is computed from sizes: `X.shape[0]`, `len(X)`, or a name the
+    function binds to one, within the first `_LOOKED_AT` nodes."""
+    for k, n in enumerate(ast.walk(node)):
+        if k >= _LOOKED_AT:
+            return False
+        if (isinstance(n, ast.Attribute) and n.attr in ("shape", "size", "ndim")) or \
+                (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len") \
+                or (isinstance(n, ast.Name) and n.id in names):
+            return True
+    return False
+
+
+def _numbers(node: ast.expr, divisor: bool = False) -> Iterator[Written]:
+    """The numbers of a size argument: `3`, `(4, 3)`, `[4, 3]`."""
+    items = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
+    for item in items:
+        if isinstance(item, ast.Constant) and isinstance(item.value, (int, float)) \
+                and not isinstance(item.value, bool):
+            yield Written(float(item.value), item.lineno, divisor)
+
+
+def _written(function: ast.FunctionDef) -> Iterator[Written]:
+    """The numbers written where a size goes, in an allow-list of places."""
+    sizes = _size_names(function)
+    for node in ast.walk(function):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv)):
+            if not _sized(node.left, sizes):
+                yield from _numbers(node.right, divisor=True)  # `D / 2` counts heads
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            exponent = _value(node.right, {})
+            if exponent is not None and exponent in (0.5, -0.5):  # `4 ** 0.5`
+                yield from _numbers(node.left)
+        elif isinstance(node, ast.Call):
+            name = (node.func.id if isinstance(node.func, ast.Name) else
+                    node.func.attr if isinstance(node.func, ast.Attribute) else "")
+            if name in _SIZED_CALLS:
+                for argument in node.args:
+                    yield from _numbers(argument)
+        elif isinstance(node, ast.Slice):
+            for bound in (node.lower, node.upper):
+                if bound is not None:
+                    yield from _numbers(bound)
+
+
+def _size_names(function: ast.FunctionDef) -> set[str]:
+    """Names the function binds to sizes (`d = X.shape[0]`, `n = len(X)`)."""
+    return {target.id for node in ast.walk(function) if isinstance(node, ast.Assign)
+            and _sized(node.value) for target in node.targets if isinstance(target, ast.Name)}
+
+
+def numbers_written(submission: Submission, functions: Iterable[str]
+                    ) -> dict[str, tuple[Written, ...]]:
+    """For each of `functions`, the numbers its last top-level definition writes where a size
+    goes, read from the source without running it: whole numbers from 2 up (0 and 1 are
+    indices and identities more often than sizes). Empty for a function that is not defined."""
+    wanted = set(functions)
+    last: dict[str, ast.FunctionDef] = {}
+    for statement in top_level(submission):
+        if isinstance(statement, ast.FunctionDef) and statement.name in wanted:
+            last[statement.name] = statement
+    found: dict[str, tuple[Written, ...]] = {name: () for name in wanted}
+    for name, function in last.items():
+        numbers = [w for w in _written(function)
+                   if 2 <= w.value <= _LARGEST and w.value == int(w.value)]
+        found[name] = tuple(dict.fromkeys(sorted(numbers, key=lambda w: (w.line, w.value))))
     return found
