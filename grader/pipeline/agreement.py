@@ -76,7 +76,7 @@ def _refuted(k: int, mistake: Misconception, evidence: Sequence[Evidence],
                 return True  # right where the mistake would be wrong
         elif diagnose.same(wrong, item.expected) or diagnose.same(item.obtained, wrong):
             continue  # the mistake cannot be told here, or the student's output is it
-        elif diagnosis is None:
+        elif diagnosis is None or diagnosis.id == mistake.id:
             return True  # a failure the mistake would explain, and does not
     return False
 
@@ -124,8 +124,12 @@ def agree(exercise: Exercise, evidence: Sequence[Evidence], context: Context
     rejected: frozenset[str] = frozenset()
     while True:
         named = {d.id for d in diagnoses if d is not None} - rejected
-        wrong = {mistake.id for k, mistake in mistakes if mistake.id in named
-                 and _refuted(k, mistake, evidence, diagnoses, cases)}
+        # One id may have several variants (sqrt(d_v) and d_k for `wrong-scale`): it is
+        # refuted when every one of them is.
+        wrong = {id for id in named
+                 if any(mistake.id == id for _, mistake in mistakes)
+                 and all(_refuted(k, mistake, evidence, diagnoses, cases)
+                         for k, mistake in mistakes if mistake.id == id)}
         if diagnose.HARD_CODED in named and _literal_refuted(exercise, evidence, diagnoses,
                                                              context, cases):
             wrong.add(diagnose.HARD_CODED)

@@ -198,21 +198,28 @@ _SIZED_CALLS = frozenset({"range", "zeros", "ones", "empty", "eye", "reshape", "
                           "sqrt"})
 """Calls whose positional arguments (or their tuples' items) are sizes, or a size whose
 square root is taken. Axis arguments (`axis=1`, `transpose(1, 2)`) are never read."""
-_LOOKED_AT = 64
-"""The most nodes of an expression `_sized` reads: a hostile sum of a million terms costs
-no more than a short one."""
 
 
-def _sized(node: ast.expr, names: Iterable[str] = ()) -> bool:
-    """Whether an expression is computed from sizes: `X.shape[0]`, `len(X)`, or a name the
-    function binds to one, within the first `_LOOKED_AT` nodes."""
-    for k, n in enumerate(ast.walk(node)):
-        if k >= _LOOKED_AT:
-            return False
-        if (isinstance(n, ast.Attribute) and n.attr in ("shape", "size", "ndim")) or \
-                (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len") \
-                or (isinstance(n, ast.Name) and n.id in names):
-            return True
+def _sized(node: ast.expr, names: Iterable[str] = (), depth: int = 0) -> bool:
+    """Whether an expression is arithmetic of sizes only: `X.shape[0] // 2`, `len(X)`,
+    `int(d / 2)`, with `names` the function's names bound to such expressions."""
+    if depth > _DEEPEST:
+        return False
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float))
+    if isinstance(node, ast.Name):
+        return node.id in names
+    if isinstance(node, ast.Attribute):
+        return node.attr in ("shape", "size", "ndim")
+    if isinstance(node, ast.Subscript):
+        return _sized(node.value, names, depth + 1)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id in ("len", "int", "float", "round") and len(node.args) == 1:
+        return node.func.id == "len" or _sized(node.args[0], names, depth + 1)
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        return _sized(node.left, names, depth + 1) and _sized(node.right, names, depth + 1)
+    if isinstance(node, ast.UnaryOp):
+        return _sized(node.operand, names, depth + 1)
     return False
 
 
@@ -249,9 +256,14 @@ def _written(function: ast.FunctionDef) -> Iterator[Written]:
 
 
 def _size_names(function: ast.FunctionDef) -> set[str]:
-    """Names the function binds to sizes (`d = X.shape[0]`, `n = len(X)`)."""
-    return {target.id for node in ast.walk(function) if isinstance(node, ast.Assign)
-            and _sized(node.value) for target in node.targets if isinstance(target, ast.Name)}
+    """Names the function binds to sizes (`d = X.shape[0]`, `n = len(X)`, `h = d // 2`)."""
+    names: set[str] = set()
+    assignments = sorted((node for node in ast.walk(function) if isinstance(node, ast.Assign)),
+                         key=lambda node: (node.lineno, node.col_offset))
+    for node in assignments:
+        if _sized(node.value, names):
+            names |= {target.id for target in node.targets if isinstance(target, ast.Name)}
+    return names
 
 
 def numbers_written(submission: Submission, functions: Iterable[str]
