@@ -15,8 +15,8 @@ import numpy as np
 
 from grader.model import Assignment, Case, Exercise, Visibility
 from grader.pipeline import agreement, diagnose, scoring
+from grader.pipeline.diagnose import Written
 from grader.pipeline.judging import Context, judgement
-from grader.pipeline.notebook_globals import Written
 from grader.results import CheckResult, CheckStatus, Diagnosis, ExerciseResult
 from grader.sandbox.limits import cap
 from grader.sandbox.session import NOT_IMPLEMENTED, Session

@@ -4,7 +4,9 @@ When a check fails, the exercise's known wrong variants run on the same inputs (
 process: they are trusted code). If the student's output matches a variant, the variant's
 mistake is the diagnosis; a variant that agrees with the reference on these inputs proves
 nothing and is skipped. Failing that, the exercise's properties (weights that do not sum to 1,
-weights on future tokens, NaN only for large inputs) may explain the output.
+weights on future tokens, NaN only for large inputs) may explain the output. Each case is
+diagnosed on its own here; `grader.pipeline.agreement` then takes back what the exercise's
+other cases refute.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import ast
 import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,13 +23,27 @@ import numpy as np
 from grader.assignments.variants import CATALOGUE
 from grader.model import Exercise, Misconception
 from grader.pipeline import ipython_syntax
-from grader.pipeline.notebook_globals import Written
 from grader.results import Diagnosis
 from grader.spec.references import Outputs, as_outputs
 
 # Looser than the checks: a float32 or loop-based student matches a float64 variant.
 MATCH_RTOL = 1e-4
 MATCH_ATOL = 1e-6
+
+
+@dataclass(frozen=True)
+class Written:
+    """A number written in a function's code where a size goes (issue #25), as
+    `grader.pipeline.notebook_globals.numbers_written` reads it."""
+
+    value: float
+    """The number, for example 2.0 for `/ 2`."""
+    line: int
+    """Its line in the cell (or module) that defines the function."""
+    divisor: bool
+    """It divides something other than a size (`scores / 2`): it may stand for a size's
+    square root (a scale) as well as for a size. Elsewhere (`range(3)`, `np.sqrt(4)`,
+    `np.zeros((4, 3))`, `Q[:2]`) it is a size."""
 
 
 def same(a: Outputs, b: Outputs, rtol: float = MATCH_RTOL, atol: float = MATCH_ATOL) -> bool:

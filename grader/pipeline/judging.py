@@ -11,7 +11,7 @@ import numpy as np
 
 from grader.model import Case, Exercise, Inputs, Visibility
 from grader.pipeline import compare, diagnose, scoring
-from grader.pipeline.notebook_globals import Written
+from grader.pipeline.diagnose import Written
 from grader.results import CheckResult, CheckStatus, Diagnosis
 from grader.sandbox.limits import cap
 from grader.spec.references import Outputs

@@ -18,10 +18,10 @@ import builtins
 import math
 import operator
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from grader.pipeline import ipython_syntax
+from grader.pipeline.diagnose import Written
 from grader.submission import Submission
 
 _BINARY: Mapping[type, Any] = {
@@ -178,20 +178,6 @@ def globals_read(submission: Submission, functions: Iterable[str]
             if values:
                 found[function][name] = values
     return found
-
-
-@dataclass(frozen=True)
-class Written:
-    """A number written in a function's code where a size goes (issue #25)."""
-
-    value: float
-    """The number, for example 2.0 for `/ 2`."""
-    line: int
-    """Its line in the cell (or module) that defines the function."""
-    divisor: bool
-    """It divides something other than a size (`scores / 2`): it may stand for a size's
-    square root (a scale) as well as for a size. Elsewhere (`range(3)`, `np.sqrt(4)`,
-    `np.zeros((4, 3))`, `Q[:2]`) it is a size."""
 
 
 _SIZED_CALLS = frozenset({"range", "zeros", "ones", "empty", "eye", "reshape", "view",
