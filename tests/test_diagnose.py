@@ -213,6 +213,20 @@ def causal_self_attention(X, W_q, W_k, W_v):
 '''),
 }
 
+# Issue #25's student: each head's scores divided by the literal 2, right for the notebook's
+# head size 4 only. Where the head size is 2, 2 = sqrt(D) matches `wrong-scale` by chance.
+SUBMISSIONS["hard-coded-size"] = ("udl_attention", "multihead_scaled_self_attention", f'''
+import numpy as np
+def multihead_scaled_self_attention(X, {HEADS}):
+    heads = []
+    for ov, oq, ok, bv, bq, bk in ((omega_v1, omega_q1, omega_k1, beta_v1, beta_q1, beta_k1),
+                                   (omega_v2, omega_q2, omega_k2, beta_v2, beta_q2, beta_k2)):
+        Q, K, V = oq @ X + bq, ok @ X + bk, ov @ X + bv
+        a = np.exp(K.T @ Q / 2)
+        heads.append(V @ (a / a.sum(axis=0)))
+    return omega_c @ np.vstack(heads)
+''')
+
 # The positional encodings' mistakes, written as students write them (test_positional_encoding).
 SUBMISSIONS.update({
     mistake: ("positional_encoding", "sinusoidal_encoding", with_encoding(MISTAKES[mistake]))

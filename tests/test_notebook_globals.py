@@ -241,3 +241,25 @@ def test_a_notebook_of_hostile_expressions_is_graded(make_submission, default_re
         (4, "line 1: RecursionError: maximum recursion depth exceeded while traversing 'expr' "
             "node"),
         (5, "line 2: OverflowError: cannot convert float infinity to integer")]
+
+
+def test_numbers_written_for_sizes_are_read_and_those_the_code_needs_are_not(make_submission):
+    # Issue #25: `/ 2`, `np.sqrt(4)`, `range(3)`, a shape and a slice are sizes; two heads in
+    # `X.shape[0] // 2`, axes, indices and exponents are not, nor is 0 or 1.
+    path = make_submission(['''import numpy as np
+def f(X):
+    d = X.shape[0] // 2
+    h = int(d / 2)
+    s = np.swapaxes(X, 1, 2).sum(axis=2) / np.sqrt(d) + X[2] + X.shape[1] ** 2
+    s = s / 2 + np.sqrt(4) + np.zeros((4, 3)).sum() + 16 ** 0.5
+    for i in range(3):
+        s = s[:5] / 1
+    return s
+def g(X):
+    return X / 2
+''', "def g(X):\n    return X\n"])
+    written = notebook_globals.numbers_written(loading.load(path), ["f", "g", "h"])
+    assert written["g"] == () and written["h"] == ()  # g's last definition writes none
+    assert [(w.value, w.line, w.divisor) for w in written["f"]] == [
+        (2.0, 6, True), (3.0, 6, False), (4.0, 6, False), (16.0, 6, False),
+        (3.0, 7, False), (5.0, 8, False)]

@@ -73,6 +73,9 @@ CATALOGUE: dict[str, str] = {
     "qk-swapped": "Queries and keys are swapped: the scores are Q^T K (K Q^T when rows are "
                   "tokens), so the softmax spreads each key over the queries; write K^T Q "
                   "(Q K^T), so that each query's weights over the keys sum to 1.",
+    "hard-coded-size": "A size is written as a number in the code (`/ 2`, `range(3)`), which "
+                       "fits only the notebook's example: take sizes from the shapes of the "
+                       "inputs inside the function.",
 }
 
 # The qk-swapped sentence in each layout's own code.

@@ -14,8 +14,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from grader.model import Assignment, Case, Exercise, Visibility
-from grader.pipeline import diagnose, layout_hint, scoring
-from grader.pipeline.judging import Context, judge
+from grader.pipeline import agreement, diagnose, layout_hint, scoring
+from grader.pipeline.diagnose import Written
+from grader.pipeline.judging import Context, judgement
 from grader.results import CheckResult, CheckStatus, Diagnosis, ExerciseResult
 from grader.sandbox.limits import cap
 from grader.sandbox.session import NOT_IMPLEMENTED, Session
@@ -38,6 +39,12 @@ class Call:
     """The compared, diagnosed, scored case (before the exercise's diagnoses agree)."""
     printed: str = ""
     """What the calls of the case printed (at the end, then at the definition)."""
+    obtained: references.Outputs | None = None
+    """What the call returned, as compared; None when it returned no array of numbers."""
+    expected: references.Outputs | None = None
+    """The reference outputs of the case."""
+    context: Context | None = None
+    """What the exercise's diagnoses may know of the source, to agree them across cases."""
 
     @property
     def hidden(self) -> bool:
@@ -46,12 +53,13 @@ class Call:
 
 
 def grade_calls(session: Session, assignment: Assignment, stored: references.References,
-                 public_only: bool, reads: Mapping[str, Mapping[str, tuple[float, ...]]]
-                 ) -> list[Call]:
+                 public_only: bool, reads: Mapping[str, Mapping[str, tuple[float, ...]]],
+                 written: Mapping[str, Sequence[Written]] | None = None) -> list[Call]:
     """Every case of every exercise, public ones first. The calls of one submission share its
     private /tmp: a hidden call could leave its inputs there for a later call to print, so no
     public call runs after any hidden one, and only public calls' output reaches students."""
-    contexts = {e.name: Context.of(e, reads[e.name]) for e in assignment.exercises}
+    contexts = {e.name: Context.of(e, reads[e.name], (written or {}).get(e.name, ()))
+                for e in assignment.exercises}
     calls = []
     for visibility in (Visibility.PUBLIC, Visibility.HIDDEN):
         if public_only and visibility is Visibility.HIDDEN:
@@ -59,19 +67,24 @@ def grade_calls(session: Session, assignment: Assignment, stored: references.Ref
         for exercise in assignment.exercises:
             for case in exercise.cases:
                 if case.visibility is visibility:
-                    check, printed = _grade_case(session, exercise, case, stored,
-                                                 contexts[exercise.name], assignment.layout)
-                    calls.append(Call(exercise.name, check, printed))
+                    check, printed, obtained = _grade_case(session, exercise, case, stored,
+                                                           contexts[exercise.name],
+                                                           assignment.layout)
+                    calls.append(Call(exercise.name, check, printed, obtained,
+                                      stored.get(exercise.name, case.name),
+                                      contexts[exercise.name]))
     return calls
 
 
 def exercise_result(exercise: Exercise, calls: Sequence[Call]) -> ExerciseResult:
-    """An exercise's checks in the order of its cases, their diagnoses agreed, scored."""
-    by_case = {call.check.name: call.check for call in calls if call.exercise == exercise.name}
-    checks = [by_case[case.name] for case in exercise.cases if case.name in by_case]
-    agreed = diagnose.consistent([c.diagnosis for c in checks],
-                                 [c.alternatives for c in checks])
-    checks = [replace(c, diagnosis=d) for c, d in zip(checks, agreed, strict=True)]
+    """An exercise's checks in the order of its cases, their diagnoses agreed across its
+    cases (`agreement`), scored."""
+    by_case = {call.check.name: call for call in calls if call.exercise == exercise.name}
+    mine = [(case, by_case[case.name]) for case in exercise.cases if case.name in by_case]
+    context = next((call.context for _, call in mine if call.context), Context())
+    checks = agreement.agree(exercise, [agreement.Evidence(case, call.check, call.obtained,
+                                                           call.expected)
+                                        for case, call in mine], context)
     return scoring.exercise_result(exercise, checks)
 
 
@@ -129,15 +142,16 @@ def reply_limit(expected: references.Outputs) -> int:
 
 
 def _grade_case(session: Session, exercise: Exercise, case: Case,
-                stored: references.References, context: Context,
-                layout: str = "") -> tuple[CheckResult, str]:
+                stored: references.References, context: Context, layout: str = ""
+                ) -> tuple[CheckResult, str, references.Outputs | None]:
     """Check one case at the end of the notebook and, failing that, right after the cell that
     defined the exercise: a later cell that rebinds a global must not undo working code.
-    A shape error says the assignment's `layout` first. Returns the check and what its calls
-    printed."""
+    A shape error says the assignment's `layout` first. Returns the check, what its calls
+    printed and the outputs the check compared."""
     inputs = case.inputs()
     expected = stored.get(exercise.name, case.name)
     first: CheckResult | None = None
+    kept: references.Outputs | None = None
     printed: list[str] = []
     for at in ("end", "definition"):
         outcome = session.call(exercise.name, exercise.kind, inputs, dict(case.init_kwargs),
@@ -145,11 +159,14 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
         if outcome.printed:
             printed.append(outcome.printed)
         if outcome.status is CheckStatus.PASSED:
-            check, passed = judge(exercise, case, outcome.value, expected, inputs, context)
+            judged = judgement(exercise, case, outcome.value, expected, inputs, context)
+            check, passed = judged.check, judged.passed
             if passed and at == "definition":
                 check = replace(check, caution=LATE)
             if passed:
-                return check, "\n".join(printed)
+                return check, "\n".join(printed), judged.obtained
+            if first is None:
+                kept = judged.obtained
         else:
             diagnosis: Diagnosis | None
             if outcome.message.startswith(NOT_IMPLEMENTED):
@@ -170,5 +187,5 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
         if outcome.status in (CheckStatus.MISSING, CheckStatus.TIMEOUT):
             break  # never defined, or too slow to try twice
     assert first is not None
-    return first, "\n".join(printed)
+    return first, "\n".join(printed), kept
 

@@ -4,7 +4,9 @@ When a check fails, the exercise's known wrong variants run on the same inputs (
 process: they are trusted code). If the student's output matches a variant, the variant's
 mistake is the diagnosis; a variant that agrees with the reference on these inputs proves
 nothing and is skipped. Failing that, the exercise's properties (weights that do not sum to 1,
-weights on future tokens, NaN only for large inputs) may explain the output.
+weights on future tokens, NaN only for large inputs) may explain the output. Each case is
+diagnosed on its own here; `grader.pipeline.agreement` then takes back what the exercise's
+other cases refute.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from __future__ import annotations
 import ast
 import warnings
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,6 +29,21 @@ from grader.spec.references import Outputs, as_outputs
 # Looser than the checks: a float32 or loop-based student matches a float64 variant.
 MATCH_RTOL = 1e-4
 MATCH_ATOL = 1e-6
+
+
+@dataclass(frozen=True)
+class Written:
+    """A number written in a function's code where a size goes (issue #25), as
+    `grader.pipeline.notebook_globals.numbers_written` reads it."""
+
+    value: float
+    """The number, for example 2.0 for `/ 2`."""
+    line: int
+    """Its line in the cell (or module) that defines the function."""
+    divisor: bool
+    """It divides something other than a size (`scores / 2`): it may stand for a size's
+    square root (a scale) as well as for a size. Elsewhere (`range(3)`, `np.sqrt(4)`,
+    `np.zeros((4, 3))`, `Q[:2]`) it is a size."""
 
 
 def same(a: Outputs, b: Outputs, rtol: float = MATCH_RTOL, atol: float = MATCH_ATOL) -> bool:
@@ -66,6 +84,7 @@ def without_numbers(diagnosis: Diagnosis | None) -> Diagnosis | None:
 
 UNATTEMPTED = "unattempted"
 USES_GLOBAL = "uses-global"
+HARD_CODED = "hard-coded-size"
 
 
 def parameters(signature: str) -> list[str]:
@@ -97,6 +116,30 @@ def _sizes(exercise: Exercise) -> dict[tuple[int, int], tuple[int | None, ...]]:
     return {place: tuple(sizes) for place, sizes in table.items()}
 
 
+def _groups(exercise: Exercise, example: tuple[Any, ...], inputs: tuple[Any, ...],
+            value: float, cache: dict[str, Any]) -> list[list[tuple[tuple[int, int], int]]]:
+    """The axes of the example's arrays whose size is `value`, as groups of axes that are one
+    size (`_sizes`), each axis `(argument, axis)` with its size in `inputs`."""
+    here = {(i, axis): np.shape(inputs[i])[axis] for i, item in enumerate(example)
+            if isinstance(item, np.ndarray) for axis, size in enumerate(item.shape)
+            if size == value and i < len(inputs) and np.ndim(inputs[i]) > axis}
+    if not here:
+        return []
+    if "sizes" not in cache:
+        cache["sizes"] = _sizes(exercise)
+    groups: dict[object, list[tuple[tuple[int, int], int]]] = {}
+    for place, size in here.items():
+        groups.setdefault(cache["sizes"].get(place, place), []).append((place, size))
+    return list(groups.values())
+
+
+def _axis(exercise: Exercise, place: tuple[int, int]) -> str:
+    """An axis as the student's code would write it: "X.shape[0]"."""
+    names = parameters(exercise.signature)
+    i, axis = place
+    return f"{names[i]}.shape[{axis}]" if i < len(names) else f"argument {i + 1}"
+
+
 def uses_global(exercise: Exercise, reads: Mapping[str, tuple[float, ...]],
                 inputs: tuple[Any, ...], example: tuple[Any, ...] | None) -> Diagnosis | None:
     """The notebook globals the function reads where this case's inputs have other sizes.
@@ -112,32 +155,18 @@ def uses_global(exercise: Exercise, reads: Mapping[str, tuple[float, ...]],
     them differs (issue #24)."""
     if example is None or not reads:
         return None
-    names = parameters(exercise.signature)
-    sizes: dict[tuple[int, int], tuple[int | None, ...]] | None = None
+    cache: dict[str, Any] = {}
     found = []
     for name, values in reads.items():
         for value in values:
-            places = [(i, axis) for i, item in enumerate(example)
-                      if isinstance(item, np.ndarray)
-                      for axis, size in enumerate(item.shape) if size == value]
-            here = {(i, axis): np.shape(inputs[i])[axis] for i, axis in places
-                    if i < len(inputs) and np.ndim(inputs[i]) > axis}
-            if not here:
-                continue
-            if sizes is None:
-                sizes = _sizes(exercise)
-            groups: dict[object, list[tuple[int, int]]] = {}
-            for place in here:
-                groups.setdefault(sizes.get(place, place), []).append(place)
-            differ = [group for group in groups.values()
-                      if all(here[place] != value for place in group)]
+            groups = _groups(exercise, example, inputs, value, cache)
+            differ = [group for group in groups if all(n != value for _, n in group)]
             if not differ:
                 continue
             if len(groups) == 1:
-                i, axis = differ[0][0]
-                where = f"{names[i]}.shape[{axis}]" if i < len(names) else f"argument {i + 1}"
-                found.append(f"the notebook's global {name} = {value:g}, where {where} is "
-                             f"{here[(i, axis)]}")
+                place, size = differ[0][0]
+                found.append(f"the notebook's global {name} = {value:g}, where "
+                             f"{_axis(exercise, place)} is {size}")
             else:
                 found.append(f"the notebook's global {name} = {value:g}, the size of more "
                              "than one axis of the inputs in the notebook's example (which "
@@ -149,6 +178,48 @@ def uses_global(exercise: Exercise, reads: Mapping[str, tuple[float, ...]],
     return Diagnosis(USES_GLOBAL, f"{exercise.name} reads " + ", and ".join(found) + ": take "
                      "sizes from the shapes of the inputs inside the function, never from the "
                      "notebook's globals, which fit only the notebook's example.")
+
+
+def hard_coded(exercise: Exercise, written: Sequence[Written], inputs: tuple[Any, ...],
+               example: tuple[Any, ...] | None) -> Diagnosis | None:
+    """The numbers written in the function's code that stand for a size of the notebook's
+    example where this case's inputs have another size (issue #25), in the spirit of
+    `uses_global`: `/ 2` is the square root of the example's head size 4, `range(3)` its
+    3 tokens. A number names what it stands for when the example gives it one meaning only;
+    `grader.pipeline.agreement` keeps the diagnosis only when every case with the example's
+    sizes passes, so that a number the code needs (`D // 2` heads) is never blamed."""
+    if example is None or not written:
+        return None
+    cache: dict[str, Any] = {}
+    found: dict[tuple[float, str], list[int]] = {}  # a number, what it stands for: its lines
+    for number in written:
+        readings = [(prefix, value, group)
+                    for prefix, value in [("", number.value)] + (
+                        [("the square root of ", number.value ** 2)] if number.divisor else [])
+                    for group in _groups(exercise, example, inputs, value, cache)]
+        differ = [r for r in readings if all(n != r[1] for _, n in r[2])]
+        if not differ:
+            continue
+        if len(readings) == 1:
+            prefix, value, group = differ[0]
+            place, size = group[0]
+            said = (f"stands for {prefix}{_axis(exercise, place)}: that is {value:g} in the "
+                    f"notebook's example, but {size} in this case")
+        else:
+            said = ("is a size of the notebook's example (or the square root of one; which "
+                    "one it stands for cannot be told), and this case's inputs have other sizes")
+        found.setdefault((number.value, said), []).append(number.line)
+    texts = []
+    for (value, said), lines in found.items():
+        lines = sorted(set(lines))
+        listed = (f"lines {', '.join(map(str, lines[:-1]))} and {lines[-1]}" if len(lines) > 1
+                  else f"line {lines[0]}")
+        texts.append(f"`{value:g}` on {listed} {said}")
+    if not found:
+        return None
+    return Diagnosis(HARD_CODED, f"{exercise.name} writes sizes as numbers: " + "; ".join(texts)
+                     + ". A number written in the code fits only the notebook's example: "
+                     "take sizes from the shapes of the inputs inside the function.")
 
 
 def unattempted(what: str) -> Diagnosis:
@@ -204,20 +275,28 @@ def diagnose(exercise: Exercise, inputs: tuple[Any, ...], init: Mapping[str, Any
              obtained: Outputs, expected: Outputs,
              reads: Mapping[str, tuple[float, ...]] | None = None,
              example: tuple[Any, ...] | None = None,
-             matching: list[Misconception] | None = None) -> Diagnosis | None:
+             matching: list[Misconception] | None = None, written: Sequence[Written] = (),
+             rejected: frozenset[str] = frozenset()) -> Diagnosis | None:
     """The misconception that explains `obtained`, or None. Call it only for failed checks.
 
-    A notebook global read where this case needs another size comes first, then a known
-    wrong variant that the output matches; then an untouched stub is
-    `unattempted`, never explained by a property, since it is not a misconception.
-    `matching` is what `matches` returned for these outputs, when the caller has it."""
+    A notebook global read where this case needs another size comes first, then a number
+    written for a size of the example (`written`), then a known wrong variant that the output
+    matches; then an untouched stub is `unattempted`, never explained by a property, since it
+    is not a misconception. `matching` is what `matches` returned for these outputs, when the
+    caller has it; `rejected` are ids that the exercise's other cases refute
+    (`grader.pipeline.agreement`), never given."""
     if same(obtained, expected):
         return None  # never diagnose an answer the reference accepts
     misread = uses_global(exercise, reads or {}, inputs, example)
     if misread:
         return misread  # first: a variant may match by chance (sqrt(H_D) = sqrt(D) when D = 4)
+    if HARD_CODED not in rejected:
+        literal = hard_coded(exercise, written, inputs, example)
+        if literal:
+            return literal  # as a global: `/ 2` matches sqrt(D) by chance when D = 4
     if matching is None:
         matching = matches(exercise, inputs, init, obtained, expected)
+    matching = [m for m in matching if m.id not in rejected]
     if matching:
         return Diagnosis(matching[0].id, matching[0].message)
     stub = stub_answer(inputs, obtained)

@@ -169,7 +169,9 @@ def _grade(path: Path, assignment: Assignment, options: Options,
             names = [exercise.name for exercise in assignment.exercises]
             reads = notebook_globals.globals_read(submission, names)
             prints = fingerprint.fingerprints(submission, names)
-            calls = checking.grade_calls(session, assignment, stored, options.public_only, reads)
+            written = notebook_globals.numbers_written(submission, names)
+            calls = checking.grade_calls(session, assignment, stored, options.public_only, reads,
+                                         written)
             exercises = tuple(replace(checking.exercise_result(exercise, calls),
                                       fingerprint=prints[exercise.name])
                               for exercise in assignment.exercises)

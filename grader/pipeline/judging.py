@@ -4,13 +4,14 @@ name the mistake behind a wrong one. A pure stage, shared by the grader and the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from grader.model import Case, Exercise, Inputs, Visibility
 from grader.pipeline import compare, diagnose, scoring
+from grader.pipeline.diagnose import Written
 from grader.results import CheckResult, CheckStatus, Diagnosis
 from grader.sandbox.limits import cap
 from grader.spec.references import Outputs
@@ -25,25 +26,52 @@ class Context:
     (at the end of the notebook, then where the function is defined)."""
     example: Inputs | None = None
     """The inputs of the exercise's first public case: the notebook's own example."""
+    written: tuple[Written, ...] = ()
+    """The numbers the exercise's function writes where a size goes (`/ 2`, `range(3)`)."""
 
     @classmethod
-    def of(cls, exercise: Exercise, reads: Mapping[str, tuple[float, ...]]) -> Context:
-        """The context of one exercise, given the globals its function reads."""
+    def of(cls, exercise: Exercise, reads: Mapping[str, tuple[float, ...]],
+           written: Sequence[Written] = ()) -> Context:
+        """The context of one exercise, given the globals its function reads and the numbers
+        it writes."""
         public = next((c for c in exercise.cases if c.visibility is Visibility.PUBLIC), None)
-        return cls(reads, public.inputs() if public else None)
+        return cls(reads, public.inputs() if public else None, tuple(written))
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One call judged."""
+
+    check: CheckResult
+    """The compared, diagnosed check."""
+    obtained: Outputs | None
+    """The returned outputs as float arrays; None when they are not arrays of numbers."""
+
+    @property
+    def passed(self) -> bool:
+        """Whether the value matched the reference."""
+        return self.check.passed
 
 
 def judge(exercise: Exercise, case: Case, value: object, expected: Outputs,
           inputs: tuple[object, ...], context: Context | None = None
           ) -> tuple[CheckResult, bool]:
     """Compare a returned value with the reference and diagnose it; (check, passed)."""
+    judged = judgement(exercise, case, value, expected, inputs, context)
+    return judged.check, judged.passed
+
+
+def judgement(exercise: Exercise, case: Case, value: object, expected: Outputs,
+              inputs: tuple[object, ...], context: Context | None = None) -> Judgement:
+    """Compare a returned value with the reference and diagnose it, keeping the outputs for
+    the agreement of the exercise's cases (`grader.pipeline.agreement`)."""
     sizes = frozenset(n for item in inputs if isinstance(item, np.ndarray) for n in item.shape)
     result = compare.compare(value, expected, exercise.outputs, case.rtol, case.atol,
                              reveal=case.visibility is Visibility.PUBLIC, axes=exercise.axes,
                              sizes=sizes)
     if result.passed:
-        return scoring.passed_check(case.name, exercise, visibility=case.visibility,
-                                    note=case.note), True
+        return Judgement(scoring.passed_check(case.name, exercise, visibility=case.visibility,
+                                              note=case.note), result.obtained)
     diagnosis = None
     alternatives: tuple[Diagnosis, ...] = ()
     if result.obtained is not None:
@@ -51,7 +79,8 @@ def judge(exercise: Exercise, case: Case, value: object, expected: Outputs,
         matching = diagnose.matches(exercise, inputs, case.init_kwargs, result.obtained,
                                     expected)
         diagnosis = diagnose.diagnose(exercise, inputs, case.init_kwargs, result.obtained,
-                                      expected, context.reads, context.example, matching)
+                                      expected, context.reads, context.example, matching,
+                                      context.written)
         if case.visibility is Visibility.HIDDEN:
             diagnosis = diagnose.without_numbers(diagnosis)
         if len(matching) > 1:
@@ -63,4 +92,4 @@ def judge(exercise: Exercise, case: Case, value: object, expected: Outputs,
     check = scoring.failed_check(case.name, exercise, CheckStatus.FAILED, result.message,
                                  diagnosis=diagnosis, views=result.views,
                                  visibility=case.visibility, note=case.note)
-    return replace(check, alternatives=alternatives, detail=detail), False
+    return Judgement(replace(check, alternatives=alternatives, detail=detail), result.obtained)

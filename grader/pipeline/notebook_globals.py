@@ -17,10 +17,11 @@ import ast
 import builtins
 import math
 import operator
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from grader.pipeline import ipython_syntax
+from grader.pipeline.diagnose import Written
 from grader.submission import Submission
 
 _BINARY: Mapping[type, Any] = {
@@ -176,4 +177,94 @@ def globals_read(submission: Submission, functions: Iterable[str]
                                          if v is not None))
             if values:
                 found[function][name] = values
+    return found
+
+
+_SIZED_CALLS = frozenset({"range", "zeros", "ones", "empty", "eye", "reshape", "view",
+                          "sqrt"})
+"""Calls whose positional arguments (or their tuples' items) are sizes, or a size whose
+square root is taken. Axis arguments (`axis=1`, `transpose(1, 2)`) are never read."""
+
+
+def _sized(node: ast.expr, names: Iterable[str] = (), depth: int = 0) -> bool:
+    """Whether an expression is arithmetic of sizes only: `X.shape[0] // 2`, `len(X)`,
+    `int(d / 2)`, with `names` the function's names bound to such expressions."""
+    if depth > _DEEPEST:
+        return False
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float))
+    if isinstance(node, ast.Name):
+        return node.id in names
+    if isinstance(node, ast.Attribute):
+        return node.attr in ("shape", "size", "ndim")
+    if isinstance(node, ast.Subscript):
+        return _sized(node.value, names, depth + 1)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id in ("len", "int", "float", "round") and len(node.args) == 1:
+        return node.func.id == "len" or _sized(node.args[0], names, depth + 1)
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        return _sized(node.left, names, depth + 1) and _sized(node.right, names, depth + 1)
+    if isinstance(node, ast.UnaryOp):
+        return _sized(node.operand, names, depth + 1)
+    return False
+
+
+def _numbers(node: ast.expr, divisor: bool = False) -> Iterator[Written]:
+    """The numbers of a size argument: `3`, `(4, 3)`, `[4, 3]`."""
+    items = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
+    for item in items:
+        if isinstance(item, ast.Constant) and isinstance(item.value, (int, float)) \
+                and not isinstance(item.value, bool):
+            yield Written(float(item.value), item.lineno, divisor)
+
+
+def _written(function: ast.FunctionDef) -> Iterator[Written]:
+    """The numbers written where a size goes, in an allow-list of places."""
+    sizes = _size_names(function)
+    for node in ast.walk(function):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv)):
+            if not _sized(node.left, sizes):
+                yield from _numbers(node.right, divisor=True)  # `D / 2` counts heads
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            exponent = _value(node.right, {})
+            if exponent is not None and exponent in (0.5, -0.5):  # `4 ** 0.5`
+                yield from _numbers(node.left)
+        elif isinstance(node, ast.Call):
+            name = (node.func.id if isinstance(node.func, ast.Name) else
+                    node.func.attr if isinstance(node.func, ast.Attribute) else "")
+            if name in _SIZED_CALLS:
+                for argument in node.args:
+                    yield from _numbers(argument)
+        elif isinstance(node, ast.Slice):
+            for bound in (node.lower, node.upper):
+                if bound is not None:
+                    yield from _numbers(bound)
+
+
+def _size_names(function: ast.FunctionDef) -> set[str]:
+    """Names the function binds to sizes (`d = X.shape[0]`, `n = len(X)`, `h = d // 2`)."""
+    names: set[str] = set()
+    assignments = sorted((node for node in ast.walk(function) if isinstance(node, ast.Assign)),
+                         key=lambda node: (node.lineno, node.col_offset))
+    for node in assignments:
+        if _sized(node.value, names):
+            names |= {target.id for target in node.targets if isinstance(target, ast.Name)}
+    return names
+
+
+def numbers_written(submission: Submission, functions: Iterable[str]
+                    ) -> dict[str, tuple[Written, ...]]:
+    """For each of `functions`, the numbers its last top-level definition writes where a size
+    goes, read from the source without running it: whole numbers from 2 up (0 and 1 are
+    indices and identities more often than sizes). Empty for a function that is not defined."""
+    wanted = set(functions)
+    last: dict[str, ast.FunctionDef] = {}
+    for statement in top_level(submission):
+        if isinstance(statement, ast.FunctionDef) and statement.name in wanted:
+            last[statement.name] = statement
+    found: dict[str, tuple[Written, ...]] = {name: () for name in wanted}
+    for name, function in last.items():
+        numbers = [w for w in _written(function)
+                   if 2 <= w.value <= _LARGEST and w.value == int(w.value)]
+        found[name] = tuple(dict.fromkeys(sorted(numbers, key=lambda w: (w.line, w.value))))
     return found
