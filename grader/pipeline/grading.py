@@ -27,6 +27,7 @@ from grader.pipeline import (
     fingerprint,
     hints,
     loading,
+    missing,
     notebook_globals,
     notebooks,
     scoring,
@@ -172,9 +173,10 @@ def _grade(path: Path, assignment: Assignment, options: Options,
             written = notebook_globals.numbers_written(submission, names)
             calls = checking.grade_calls(session, assignment, stored, options.public_only, reads,
                                          written)
-            exercises = tuple(replace(checking.exercise_result(exercise, calls),
-                                      fingerprint=prints[exercise.name])
-                              for exercise in assignment.exercises)
+            exercises = missing.explain(
+                [replace(checking.exercise_result(exercise, calls),
+                         fingerprint=prints[exercise.name])
+                 for exercise in assignment.exercises], submission, cells)
             output, hidden_output = checking.outputs(session.captured_output(), calls,
                                              options.limits.output_bytes)
     except GraderError:
