@@ -130,7 +130,7 @@ def test_the_literal_2_multihead_is_told_of_its_literal_never_of_wrong_scale(tmp
         assert diagnosis is not None and diagnosis.id == "hard-coded-size"
         assert diagnosis.message == (
             "multihead_scaled_self_attention writes sizes as numbers: `2` on line 14 stands "
-            "for the square root of omega_v1.shape[0]: that is 4 in the notebook's example, "
+            "for the square root of omega_v1.shape[0], which is 4 in the notebook's example, "
             f"but {size} in this case. A number written in the code fits only the notebook's "
             "example: take sizes from the shapes of the inputs inside the function.")
         assert not DECIMAL.search(diagnosis.message)
@@ -185,7 +185,7 @@ def test_a_size_written_in_sqrt_or_in_a_shape_is_named_with_its_line(tmp_path):
     checks = _grade(tmp_path, SINGLE_HEAD, "scaled_dot_product_self_attention")
     assert [n for n, c in checks.items() if not c.passed] == ["wide"]  # D = 6 there only
     assert checks["wide"].diagnosis is not None
-    assert "`4` on line 11 stands for X.shape[0]: that is 4 in the notebook's example, " \
+    assert "`4` on line 11 stands for X.shape[0], which is 4 in the notebook's example, " \
            "but 6 in this case" in checks["wide"].diagnosis.message
     # np.zeros((4, 3)): the wide case (D = 6, N = 5) raises an IndexError, and the check,
     # hidden, says so with the numbers' lines and no more of the error.
@@ -194,7 +194,7 @@ def test_a_size_written_in_sqrt_or_in_a_shape_is_named_with_its_line(tmp_path):
     assert wide.status.value == "error" and wide.visibility is Visibility.HIDDEN
     assert wide.diagnosis is not None and wide.diagnosis.id == "hard-coded-size"
     assert "`4` on line 17 stands for X.shape[0]" in wide.diagnosis.message
-    assert "`3` on line 17 stands for X.shape[1]: that is 3 in the notebook's example, but " \
+    assert "`3` on line 17 stands for X.shape[1], which is 3 in the notebook's example, but " \
            "5 in this case" in wide.diagnosis.message
     one = checks["one-token"]
     assert not one.passed and one.diagnosis is not None

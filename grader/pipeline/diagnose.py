@@ -203,8 +203,13 @@ def hard_coded(exercise: Exercise, written: Sequence[Written], inputs: tuple[Any
         if len(readings) == 1:
             prefix, value, group = differ[0]
             place, size = group[0]
-            said = (f"stands for {prefix}{_axis(exercise, place)}: that is {value:g} in the "
-                    f"notebook's example, but {size} in this case")
+            axis = _axis(exercise, place)
+            if prefix:  # the size it is the square root of, said with the size itself
+                said = (f"stands for the square root of {axis}, which is {value:g} in the "
+                        f"notebook's example, but {size} in this case")
+            else:
+                said = (f"stands for {axis}, which is {value:g} in the notebook's example, "
+                        f"but {size} in this case")
         else:
             said = ("is a size of the notebook's example (or the square root of one; which "
                     "one it stands for cannot be told), and this case's inputs have other sizes")
