@@ -12,7 +12,7 @@ __all__ = ["__version__", "check"]
 def check(target: Any, assignment: str | None = None) -> None:
     """Run an exercise's public cases in this notebook and show what is wrong (see selfcheck).
 
-    Inside the grader's sandbox it does nothing: only `grader.sandbox` is there.
+    Inside the grader's sandbox it does nothing: only `grader.sandbox.inside` is there.
     """
     if os.environ.get("GRADER_SANDBOX"):
         return

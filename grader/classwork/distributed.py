@@ -5,8 +5,8 @@ reports and records the results in its gradebook exactly as it does with threads
 each submission is graded changes.
 
 - A submission travels as its files' bytes with its `Job` (names and hashes), and comes back
-  as JSON text: the result (`report.json`) and its HTML and Markdown reports, rendered on the
-  worker from the whole result (the JSON leaves out the arrays the heatmaps draw).
+  as JSON text: the result (the instructor's `grader.result_json`, which reads back whole) and
+  its HTML and Markdown reports, rendered on the worker.
 - A Dask worker grades it as a thread of a local batch does (`jobs.grade_job`), from a copy
   of the files in a temporary folder: `grading.grade` runs the student's code in the sandbox,
   never in the Dask worker's own process, so a worker host needs the same Linux isolation as
