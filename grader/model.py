@@ -135,12 +135,6 @@ class Exercise:
         """Points it counts for: 0 when the notebook provides it."""
         return 0.0 if self.provided else float(self.points)
 
-    def case_points(self, case: Case) -> float:
-        """Points of one case: the exercise's points split equally across the cases that earn
-        points (hidden and scored); 0 for a public or an unscored case."""
-        earning = [c for c in self.cases if c.earns_points]
-        return self.scored_points / len(earning) if case.earns_points and earning else 0.0
-
     def case(self, name: str) -> Case:
         """Return the case called `name`."""
         for case in self.cases:
