@@ -25,15 +25,9 @@ from grader.errors import UsageError
 from grader.model import Assignment, Exercise, Visibility
 from grader.pipeline import diagnose, judging, scoring
 from grader.results import CheckResult, CheckStatus, Result, ResultStatus
-from grader.sandbox.inside.calling import invoke
+from grader.sandbox.inside.calling import NOT_IMPLEMENTED, SANDBOX_ENV, invoke
 from grader.spec import checkfile as released
 from grader.spec import references, registry
-
-# The worker's `SANDBOX_ENV` and the session's `NOT_IMPLEMENTED`, spelled here so that a
-# student's check() does not load the worker and the sandbox's supervisor for two strings;
-# tests/test_selfcheck.py keeps them equal.
-SANDBOX_ENV = "GRADER_SANDBOX"
-NOT_IMPLEMENTED = "not implemented yet: the stub still raises NotImplementedError"
 
 
 def _parameters(signature: str) -> tuple[str, ...]:

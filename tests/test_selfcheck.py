@@ -17,7 +17,7 @@ from grader import check, selfcheck
 from grader.errors import UsageError
 from grader.results import CheckStatus
 from grader.sandbox import session
-from grader.sandbox.inside.worker import SANDBOX_ENV
+from grader.sandbox.inside.calling import SANDBOX_ENV
 from tests.conftest import ROOT
 
 
@@ -100,9 +100,11 @@ def test_every_exercise_notebook_runs_its_checks_on_the_stubs(tmp_path, file, ch
     assert all("not implemented yet" in page for page in shown if page not in given)
 
 
-def test_the_strings_it_spells_are_the_sandboxs():
-    assert selfcheck.SANDBOX_ENV == SANDBOX_ENV
-    assert selfcheck.NOT_IMPLEMENTED == session.NOT_IMPLEMENTED
+def test_the_strings_it_shares_with_the_sandbox_are_the_sandboxs_own():
+    from grader.sandbox.inside import startup
+
+    assert selfcheck.SANDBOX_ENV is startup.SANDBOX_ENV is SANDBOX_ENV == "GRADER_SANDBOX"
+    assert selfcheck.NOT_IMPLEMENTED is session.NOT_IMPLEMENTED
 
 
 CALLS = """

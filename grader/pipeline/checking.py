@@ -18,8 +18,9 @@ from grader.pipeline import agreement, diagnose, layout_hint, scoring
 from grader.pipeline.diagnose import Written
 from grader.pipeline.judging import Context, judgement
 from grader.results import CheckResult, CheckStatus, Diagnosis, ExerciseResult
+from grader.sandbox.inside.calling import NOT_IMPLEMENTED
 from grader.sandbox.limits import cap
-from grader.sandbox.session import NOT_IMPLEMENTED, Session
+from grader.sandbox.session import Session
 from grader.spec import references
 
 REPLY_FLOOR = 1 << 20

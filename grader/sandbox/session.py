@@ -16,6 +16,7 @@ from typing import Any
 from grader.errors import IsolationError, SandboxError
 from grader.results import CellResult, CellStatus, CheckStatus
 from grader.sandbox import isolation
+from grader.sandbox.inside.calling import NOT_IMPLEMENTED
 from grader.sandbox.inside.protocol import Reply
 from grader.sandbox.limits import CappedOutput, Engine, Limits, OnError, cap
 from grader.sandbox.resources import Resources
@@ -31,7 +32,6 @@ from grader.submission import Cell, Submission
 
 GRACE_S = 2.0
 MAX_RESTARTS = 8
-NOT_IMPLEMENTED = "not implemented yet: the stub still raises NotImplementedError"
 
 
 @dataclass(frozen=True)

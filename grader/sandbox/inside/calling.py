@@ -13,6 +13,12 @@ import numpy as np
 
 MAX_ITEMS = 64
 MAX_DEPTH = 4
+SANDBOX_ENV = "GRADER_SANDBOX"
+"""Set to "1" in every worker's environment (`startup`): the student's `check()` reads it and
+does nothing while the grader runs the notebook."""
+NOT_IMPLEMENTED = "not implemented yet: the stub still raises NotImplementedError"
+"""How a call that raised NotImplementedError (a stub nobody has written) is told, by the
+grader (`session`) and by `check()` alike."""
 
 
 def _is_tensor(value: Any) -> bool:

@@ -15,11 +15,12 @@ import sys
 import warnings
 
 from grader.sandbox.inside import processes, protocol
+from grader.sandbox.inside.calling import SANDBOX_ENV
 from grader.sandbox.inside.cellwarnings import show_warning
 from grader.sandbox.inside.protocol import Reply
 from grader.sandbox.inside.signals import die_of_deadly_signals
 from grader.sandbox.inside.streams import OutStream
-from grader.sandbox.inside.worker import MAX_CHILD_BYTES, SANDBOX_ENV, Confinement, Worker
+from grader.sandbox.inside.worker import MAX_CHILD_BYTES, Confinement, Worker
 
 
 def confine_as_planned() -> Confinement:

@@ -42,8 +42,6 @@ from grader.sandbox.inside.failures import failure
 from grader.sandbox.inside.protocol import Reply
 
 MAX_CHILD_BYTES = 64 << 20
-SANDBOX_ENV = "GRADER_SANDBOX"
-"""Set to "1" in every worker's environment (`startup`): the student's `check()` reads it."""
 
 
 @dataclass(frozen=True)
