@@ -177,7 +177,7 @@ def test_the_worker_is_never_told_a_size_derived_from_a_hidden_case(make_submiss
     grading.grade(make_submission(PRINTS_ITS_INPUTS, name="alice_udl_attention"), UDL, OPTIONS)
     calls = [header for header in sent if header.get("op") == "call"]
     assert len(calls) >= 3
-    assert all(set(header) == {"op", "name", "kind", "tensors", "timeout", "at"}
+    assert all(set(header) == {"op", "name", "kind", "tensors", "timeout", "at", "group", "fresh"}
                for header in calls), calls
 
 

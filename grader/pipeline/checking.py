@@ -16,11 +16,11 @@ import numpy as np
 from grader.model import Assignment, Case, Exercise, Visibility
 from grader.pipeline import agreement, diagnose, layout_hint, scoring
 from grader.pipeline.diagnose import Written
-from grader.pipeline.judging import Context, judgement
+from grader.pipeline.judging import Context, Judgement, judgement
 from grader.results import CheckResult, CheckStatus, Diagnosis, ExerciseResult
 from grader.sandbox.inside.calling import NOT_IMPLEMENTED
 from grader.sandbox.limits import cap
-from grader.sandbox.session import Session
+from grader.sandbox.session import CallOutcome, Session
 from grader.spec import references
 
 REPLY_FLOOR = 1 << 20
@@ -155,12 +155,10 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
     kept: references.Outputs | None = None
     printed: list[str] = []
     for at in ("end", "definition"):
-        outcome = session.call(exercise.name, exercise.kind, inputs, dict(case.init_kwargs),
-                               exercise.tensors, at=at, max_bytes=reply_limit(expected))
+        outcome, judged = _call(session, exercise, case, inputs, at, expected, context)
         if outcome.printed:
             printed.append(outcome.printed)
-        if outcome.status is CheckStatus.PASSED:
-            judged = judgement(exercise, case, outcome.value, expected, inputs, context)
+        if judged is not None:
             check, passed = judged.check, judged.passed
             if passed and at == "definition":
                 check = replace(check, caution=LATE)
@@ -190,3 +188,22 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
     assert first is not None
     return first, "\n".join(printed), kept
 
+
+
+def _call(session: Session, exercise: Exercise, case: Case, inputs: tuple[object, ...],
+          at: str, expected: references.Outputs, context: Context
+          ) -> tuple[CallOutcome, Judgement | None]:
+    """One call of the case, and its judgement when it returned. A case that fails in a call
+    process that another call ran in before is called again in a fresh fork, whose outcome
+    counts: a failure is always the function's own, never what an earlier case left behind
+    (`call_process`)."""
+    for fresh in (False, True):
+        outcome = session.call(exercise.name, exercise.kind, inputs, dict(case.init_kwargs),
+                               exercise.tensors, at=at, max_bytes=reply_limit(expected),
+                               group=case.visibility.value, fresh=fresh)
+        judged = None
+        if outcome.status is CheckStatus.PASSED:
+            judged = judgement(exercise, case, outcome.value, expected, inputs, context)
+        if not outcome.reused or (judged is not None and judged.passed):
+            break
+    return outcome, judged

@@ -56,6 +56,9 @@ class SandboxConfig:
     zygotes: Zygotes | None = field(default=None, compare=False, repr=False)
     """The warm interpreters of the command that grades (`--engine fast`); with None, the
     session starts its own and stops it when it ends."""
+    fork_every_call: bool = False
+    """Give every call a fork of its own, even when the last call left nothing behind (the
+    tests' yardstick for the shared call process)."""
 
     def __post_init__(self) -> None:
         # Plain strings ("stop", "kernel") are accepted, and checked, here.
@@ -76,6 +79,9 @@ class CallOutcome:
     printed: str = ""
     """What the call printed (capped). The grader decides who sees it: a hidden case's call
     may print its inputs, so its output reaches no student."""
+    reused: bool = False
+    """It ran in a call process that had served another call before it (`call_process`):
+    a failure there is checked again in a fresh fork."""
 
 
 def transport_for(config: SandboxConfig, offer: isolation.Offer,
@@ -273,8 +279,11 @@ class Session:
 
     def call(self, name: str, kind: str, args: tuple[Any, ...], init: dict[str, Any],
              tensors: str | None, at: str = "end",
-             max_bytes: int = MAX_REPLY_BYTES) -> CallOutcome:
-        """Call one exercise on one case's inputs in a fresh fork of the student's state.
+             max_bytes: int = MAX_REPLY_BYTES, group: str = "",
+             fresh: bool = False) -> CallOutcome:
+        """Call one exercise on one case's inputs in a fork of the student's state that no
+        other call has changed (`call_process`: calls of the same `group` share a fork while
+        each leaves it as it was; `fresh` asks for a fork of its own).
 
         `at` is "end" (after every cell) or "definition" (right after the cell that last
         defined the exercise). A return value whose arrays hold more than `max_bytes` is
@@ -285,7 +294,8 @@ class Session:
             return CallOutcome(CheckStatus.TIMEOUT, message="not run: the submission's time "
                                f"limit of {self.limits.submission_timeout:g} s was used up")
         header = {"op": "call", "name": name, "kind": kind, "tensors": tensors,
-                  "timeout": self.limits.call_timeout, "at": at}
+                  "timeout": self.limits.call_timeout, "at": at, "group": group,
+                  "fresh": fresh or self.config.fork_every_call}
         for _attempt in range(2):
             if self.restarts > MAX_RESTARTS:
                 return CallOutcome(CheckStatus.ERROR, message="not run: the student's code killed "
@@ -301,7 +311,8 @@ class Session:
                 self._restart()
                 continue
             outcome = _outcome(reply, value, self.limits.call_timeout)
-            return replace(outcome, printed=str(reply.get("printed") or ""))
+            return replace(outcome, printed=str(reply.get("printed") or ""),
+                           reused=reply.get("reused") is True)
         return CallOutcome(CheckStatus.ERROR, message="the interpreter died during this call")
 
     def captured_output(self) -> str:

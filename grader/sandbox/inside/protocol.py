@@ -186,6 +186,16 @@ def with_header(frame: bytes, extra: dict[str, Any]) -> bytes:
     return LENGTH.pack(len(head)) + head + frame[end:]
 
 
+def header_of(frame: bytes) -> dict[str, Any]:
+    """The header of a packed frame; empty when it is not well formed."""
+    try:
+        (size,) = LENGTH.unpack(frame[:LENGTH.size])
+        header = json.loads(frame[LENGTH.size:LENGTH.size + size])
+    except (struct.error, ValueError, RecursionError, TypeError):
+        return {}
+    return header if isinstance(header, dict) else {}
+
+
 def _read_exactly(stream: BinaryIO, size: int) -> bytes:
     chunks = []
     while size:
