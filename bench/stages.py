@@ -22,7 +22,7 @@ import contextlib
 import functools
 import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,7 +76,7 @@ class Profiler:
 
 
 @contextlib.contextmanager
-def patched(targets: list[tuple[object, str, Callable[[Any], Any]]]) -> Iterator[None]:
+def patched(targets: Sequence[tuple[object, str, Callable[[Any], Any]]]) -> Iterator[None]:
     """Replace each `owner.attribute` with `make(original)`; put the originals back."""
     saved = [(owner, name, getattr(owner, name)) for owner, name, _ in targets]
     try:
