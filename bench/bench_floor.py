@@ -88,6 +88,15 @@ def correct_class(folder: Path, count: int) -> list[Path]:
     return paths
 
 
+def evenly(paths: Sequence[Path], size: int) -> bench.Sample:
+    """`size` notebooks spread over a class of correct ones, each standing for as many."""
+    if not size or size >= len(paths):
+        return bench.Sample(tuple(paths), (1.0,) * len(paths))
+    step = len(paths) / size
+    return bench.Sample(tuple(paths[int(k * step)] for k in range(size)),
+                        (len(paths) / size,) * size)
+
+
 # ------------------------------------------------------------------ the bare floor
 
 Calls = list[tuple[Any, list[tuple[Any, tuple[Any, ...]]]]]
@@ -178,17 +187,17 @@ def in_process(paths: Sequence[Path], assignment: Any, repeat: int
 
 def breakdown(assignment: Any, runs: int, scratch: Path) -> str:
     """The stage table of `runs` profiled gradings of the correct notebook."""
+    from grader.classwork.gradebook import Gradebook
     from grader.pipeline import grading
     from grader.sandbox.zygote import Zygotes
 
     profiler = stages.Profiler()
-    with Zygotes() as zygotes:
+    with Zygotes() as zygotes, Gradebook(scratch / "profile").recorder() as record:
         options = grading.Options(zygotes=zygotes)
         stored = grading.ready(assignment, options)
         grading.grade(bench.CORRECT, assignment, options, stored)  # zygote warm
-        for run in range(runs):
-            stages.profile_one(bench.CORRECT, assignment, options, stored,
-                               scratch / f"book-{run}", profiler)
+        for _ in range(runs):
+            stages.profile_one(bench.CORRECT, assignment, options, stored, record, profiler)
         confinement = stages.confinement_by_difference(assignment, zygotes, max(5, runs // 2))
     return stages.table(profiler, runs, confinement)
 
@@ -255,8 +264,9 @@ def main() -> None:
         bare_floor = floor(paths, assignment, args.repeat)
         stored, unstored, score = in_process(paths, assignment, args.repeat)
         batch = bench.grade_batch(folder, scratch / "out", args.jobs, args.timeout, args.count)
-        peer = bench.nbclient_run(bench.Sample.of(paths, args.peer_sample), args.timeout,
-                                  args.count)
+        sample = (bench.Sample.of(paths, args.peer_sample) if args.mixed
+                  else evenly(paths, args.peer_sample))
+        peer = bench.nbclient_run(sample, args.timeout, args.count)
         command = bench.grade_run(bench.CORRECT, 5)
         stage_table = breakdown(assignment, args.profile_runs, scratch)
     kind = "mixed (per 50: 40 correct, 5 wrong, 2 untouched, 3 faults)" if args.mixed \
@@ -268,7 +278,9 @@ def main() -> None:
                       statistics.median(batch.per_submission_s),
                       "one notebook: median duration_s inside the batch"),
                Figure(peer.name, "nbclient", peer.wall_s,
-                      statistics.median(peer.per_submission_s), peer.note),
+                      statistics.median(peer.per_submission_s),
+                      peer.note if args.mixed else
+                      peer.note.replace(", every kind included", ", all correct")),
                Figure("grade run (whole command)", "grade run", None, command, "median of 5")]
     print_figures(figures, args.count)
     print(f"\nbreakdown of one grading of {bench.CORRECT.name} as a batch handles it, mean "

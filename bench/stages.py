@@ -7,7 +7,8 @@ the stages add up to the whole, and what no timer covers is "grade: rest".
 
 One profiled grading (`profile_one`) is what a batch does for one submission: `grade` with
 the warm zygote and the references loaded once, then the reports rendered (terminal,
-Markdown, HTML, JSON) and the result recorded in a gradebook.
+Markdown, HTML, JSON) and the result recorded in a gradebook (`Gradebook.recorder`'s
+function, on a connection opened once, as a batch records).
 
 The worker confines itself (`grader.sandbox.inside.startup`), inside the sandbox, where no
 timer of ours reaches: its time is inside "start: hello". `confinement_by_difference` times
@@ -98,7 +99,6 @@ def _request_stage(self: object, header: dict[str, Any], *args: Any, **kwargs: A
 def instrumented(profiler: Profiler) -> Iterator[None]:
     """Every stage of a grading timed by `profiler` while inside."""
     from grader import result_json
-    from grader.classwork import gradebook
     from grader.model import Case
     from grader.pipeline import (
         checking,
@@ -148,29 +148,29 @@ def instrumented(profiler: Profiler) -> Iterator[None]:
         (markdown, "render", timer("reports: markdown")),
         (html, "render", timer("reports: html")),
         (result_json, "render", timer("reports: json")),
-        (gradebook.Gradebook, "record", timer("gradebook: record (SQLite)")),
     ]
     with patched(targets):
         yield
 
 
-def profile_one(path: Path, assignment: Any, options: Any, stored: Any, folder: Path,
+def profile_one(path: Path, assignment: Any, options: Any, stored: Any,
+                record: Callable[[Sequence[tuple[str, str, Any]]], None],
                 profiler: Profiler) -> None:
     """One submission as a batch handles it, every stage timed: graded, its reports
-    rendered, its result recorded."""
+    rendered, its result recorded through `record` (a `Gradebook.recorder()`'s, opened once
+    as a batch opens it; one transaction per result, as when results finish one by one)."""
     from grader import result_json
-    from grader.classwork.gradebook import Gradebook
     from grader.pipeline import grading
     from grader.report import html, markdown, terminal
 
-    book = Gradebook(folder)
     with instrumented(profiler):
         result = grading.grade(path, assignment, options, stored)
         terminal.render(result)
         markdown.render(result)
         html.render(result)
         result_json.render(result, instructor=True)
-        book.record("student", path.name, result)
+        profiler.wrap("gradebook: record (SQLite, one transaction)", record)(
+            [("student", path.name, result)])
 
 
 def _hello_seconds(assignment: Any, zygotes: Any, plan: bool) -> float:

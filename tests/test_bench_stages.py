@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.classwork.gradebook import Gradebook
 from grader.pipeline import checking, grading
 from grader.sandbox.session import Session
 from grader.sandbox.zygote import Zygotes
@@ -77,11 +78,13 @@ def test_a_profiled_grading_times_each_stage_once_and_leaves_the_grader_unchange
     with Zygotes() as zygotes:
         options = grading.Options(zygotes=zygotes)
         stored = grading.ready(assignment, options)
-        stages.profile_one(ROOT / "tests" / "corpus" / "udl_attention" / "loops.ipynb",
-                           assignment, options, stored, tmp_path, profiler)
+        with Gradebook(tmp_path).recorder() as record:
+            stages.profile_one(ROOT / "tests" / "corpus" / "udl_attention" / "loops.ipynb",
+                               assignment, options, stored, record, profiler)
     counts = dict(profiler.counts)
-    once = ["start: hello (worker confines itself, imports)", "gradebook: record (SQLite)",
-            "reports: html", "reports: markdown", "reports: json", "reports: terminal",
+    once = ["start: hello (worker confines itself, imports)",
+            "gradebook: record (SQLite, one transaction)", "reports: html", "reports: markdown",
+            "reports: json", "reports: terminal",
             "close: grader side", "grade: rest (disclosure, results)"]
     assert {name: counts.get(name) for name in once} == dict.fromkeys(once, 1)
     assert "ready: references, inputs checked" not in counts  # `stored` was given
@@ -90,3 +93,4 @@ def test_a_profiled_grading_times_each_stage_once_and_leaves_the_grader_unchange
     assert counts["cells: exec"] >= 1
     assert not [name for name in counts if name.startswith("other request")]
     assert (Session._request, Session.call, checking.judgement, grading.grade) == originals
+    assert [row.score for row in Gradebook(tmp_path).rows()] == [10.0]  # it was recorded
