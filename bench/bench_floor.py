@@ -34,6 +34,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -255,6 +256,7 @@ def main() -> None:
     from grader.spec import registry
 
     assignment = registry.get("udl_attention")
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as name:
         scratch = Path(name)
         folder = scratch / "submissions"
@@ -272,7 +274,9 @@ def main() -> None:
     kind = "mixed (per 50: 40 correct, 5 wrong, 2 untouched, 3 faults)" if args.mixed \
         else "correct"
     print(f"{args.count} seed-sized udl_attention notebooks, {kind}; one notebook: "
-          f"{bench.CORRECT.name} (graded {score:.0%}), median of {args.repeat}")
+          f"{bench.CORRECT.name} (graded {score:.0%}), median of {args.repeat}; load average "
+          f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, on "
+          f"{os.cpu_count()} CPUs")
     figures = [bare_floor, stored, unstored,
                Figure(batch.name, f"batch -j{args.jobs}", batch.wall_s,
                       statistics.median(batch.per_submission_s),
