@@ -82,8 +82,9 @@ class Measure:
 
 def notebook(source: Path, extra: str | None, i: int) -> dict:
     data = json.loads(source.read_text())
-    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-              "source": text} for text in ([extra] if extra else []) + [f"student = {i}"]]
+    cells: list[dict[str, object]] = [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": text} for text in ([extra] if extra else []) + [f"student = {i}"]]
     data["cells"] = data["cells"] + cells
     data["metadata"]["grader"] = {"assignment": "udl_attention"}
     data["metadata"]["kernelspec"] = {"name": "python3", "display_name": "Python 3",

@@ -1,0 +1,231 @@
+"""Where one `grading.grade` spends its time: a profile by stage, taken from outside.
+
+The bench process wraps the grader's functions and methods with timers (`instrumented`) and
+restores them on leaving; the grader's code is not changed. Timers nest, and each stage
+counts only its own time (`Profiler`: a stage's time minus that of the stages it called), so
+the stages add up to the whole, and what no timer covers is "grade: rest".
+
+One profiled grading (`profile_one`) is what a batch does for one submission: `grade` with
+the warm zygote and the references loaded once, then the reports rendered (terminal,
+Markdown, HTML, JSON) and the result recorded in a gradebook (`Gradebook.recorder`'s
+function, on a connection opened once, as a batch records).
+
+The worker confines itself (`grader.sandbox.inside.startup`), inside the sandbox, where no
+timer of ours reaches: its time is inside "start: hello". `confinement_by_difference` times
+`hello` with the confinement plan and without it (the plan removed from the worker's
+environment; no student code runs in that worker, only `hello`) and reports the difference.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import functools
+import statistics
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+GROUPS = ("ready", "load", "start", "cells", "calls", "comparison", "source analysis",
+          "outputs", "close", "grade", "reports", "gradebook")
+"""The order in which `table` prints the groups (a stage's group: the text before ':')."""
+
+
+@dataclass
+class Profiler:
+    """Nested timers; each stage accumulates its exclusive time and how often it ran."""
+
+    clock: Callable[[], float] = time.perf_counter
+    totals: dict[str, float] = field(default_factory=lambda: collections.defaultdict(float))
+    """Stage -> seconds spent in it, not counting the stages it called."""
+    counts: dict[str, int] = field(default_factory=lambda: collections.defaultdict(int))
+    """Stage -> how many times it was entered."""
+    _stack: list[list[float]] = field(default_factory=list)
+
+    @contextlib.contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Time the block as `name`, less the time of the stages entered inside it."""
+        frame = [self.clock(), 0.0]  # started, time of the stages inside
+        self._stack.append(frame)
+        try:
+            yield
+        finally:
+            self._stack.pop()
+            elapsed = self.clock() - frame[0]
+            self.totals[name] += elapsed - frame[1]
+            self.counts[name] += 1
+            if self._stack:
+                self._stack[-1][1] += elapsed
+
+    def wrap(self, name: str | Callable[..., str], function: Callable[..., Any]
+             ) -> Callable[..., Any]:
+        """`function`, timed as `name` (or as `name(*args, **kwargs)`, for a stage that
+        depends on the arguments)."""
+
+        @functools.wraps(function)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            with self.stage(name if isinstance(name, str) else name(*args, **kwargs)):
+                return function(*args, **kwargs)
+
+        return timed
+
+    def total(self) -> float:
+        """Seconds in all stages."""
+        return sum(self.totals.values())
+
+
+@contextlib.contextmanager
+def patched(targets: Sequence[tuple[object, str, Callable[[Any], Any]]]) -> Iterator[None]:
+    """Replace each `owner.attribute` with `make(original)`; put the originals back."""
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in targets]
+    try:
+        for owner, name, make in targets:
+            setattr(owner, name, make(getattr(owner, name)))
+        yield
+    finally:
+        for owner, name, original in reversed(saved):
+            setattr(owner, name, original)
+
+
+def _request_stage(self: object, header: dict[str, Any], *args: Any, **kwargs: Any) -> str:
+    return {"hello": "start: hello (worker confines itself, imports)", "exec": "cells: exec",
+            "snapshot": "cells: snapshot", "call": "calls: worker round trip"
+            }.get(str(header.get("op")), f"other request: {header.get('op')}")
+
+
+@contextlib.contextmanager
+def instrumented(profiler: Profiler) -> Iterator[None]:
+    """Every stage of a grading timed by `profiler` while inside."""
+    from grader import result_json
+    from grader.model import Case
+    from grader.pipeline import (
+        checking,
+        compare,
+        diagnose,
+        fingerprint,
+        grading,
+        loading,
+        missing,
+        notebook_globals,
+    )
+    from grader.report import html, markdown, terminal
+    from grader.sandbox import resources, session, transport
+
+    def timer(name: str | Callable[..., str]) -> Callable[[Any], Any]:
+        return functools.partial(profiler.wrap, name)
+
+    targets: list[tuple[object, str, Callable[[Any], Any]]] = [
+        (grading, "grade", timer("grade: rest (disclosure, results)")),
+        (grading, "ready", timer("ready: references, inputs checked")),
+        (loading, "load", timer("load: read, parse the notebook")),
+        (session.Session, "_start_worker", timer("start: grader side")),
+        (resources.Resources, "__init__", timer("start: folder, cgroup, uid")),
+        (resources.Resources, "environment", timer("start: folder, cgroup, uid")),
+        (transport.PipeTransport, "start", timer("start: zygote fork, namespaces")),
+        (session.Session, "_request", timer(_request_stage)),
+        (session.Session, "run", timer("cells: grader side")),
+        (session.Session, "call", timer("calls: grader side")),
+        (checking, "grade_calls", timer("calls: grader side")),
+        (checking, "_grade_case", timer("calls: grader side")),
+        (Case, "inputs", timer("calls: case inputs made")),
+        (checking, "judgement", timer("calls: judging (rest)")),
+        (diagnose, "matches", timer("calls: judging, diagnosis")),
+        (diagnose, "diagnose", timer("calls: judging, diagnosis")),
+        (compare, "compare", timer("comparison: compare with reference")),
+        (checking, "exercise_result", timer("comparison: agreement, scoring")),
+        (notebook_globals, "globals_read", timer("source analysis: globals, numbers")),
+        (notebook_globals, "numbers_written", timer("source analysis: globals, numbers")),
+        (fingerprint, "fingerprints", timer("source analysis: fingerprints")),
+        (missing, "explain", timer("source analysis: missing explained")),
+        (checking, "outputs", timer("outputs: printed output split")),
+        (session.Session, "captured_output", timer("outputs: printed output split")),
+        (transport.PipeTransport, "stop", timer("close: worker killed, reaped")),
+        (resources.Resources, "close", timer("close: folder, cgroup removed")),
+        (session.Session, "close", timer("close: grader side")),
+        (terminal, "render", timer("reports: terminal")),
+        (markdown, "render", timer("reports: markdown")),
+        (html, "render", timer("reports: html")),
+        (result_json, "render", timer("reports: json")),
+    ]
+    with patched(targets):
+        yield
+
+
+def profile_one(path: Path, assignment: Any, options: Any, stored: Any,
+                record: Callable[[Sequence[tuple[str, str, Any]]], None],
+                profiler: Profiler) -> None:
+    """One submission as a batch handles it, every stage timed: graded, its reports
+    rendered, its result recorded through `record` (a `Gradebook.recorder()`'s, opened once
+    as a batch opens it; one transaction per result, as when results finish one by one)."""
+    from grader import result_json
+    from grader.pipeline import grading
+    from grader.report import html, markdown, terminal
+
+    with instrumented(profiler):
+        result = grading.grade(path, assignment, options, stored)
+        terminal.render(result)
+        markdown.render(result)
+        html.render(result)
+        result_json.render(result, instructor=True)
+        profiler.wrap("gradebook: record (SQLite, one transaction)", record)(
+            [("student", path.name, result)])
+
+
+def _hello_seconds(assignment: Any, zygotes: Any, plan: bool) -> float:
+    """Seconds of one `hello` round trip of a fresh worker, confined as planned or (plan
+    False) with the confinement plan removed from its environment."""
+    from grader.sandbox import resources
+    from grader.sandbox.session import SandboxConfig, Session
+
+    def unplanned(original: Callable[..., Any]) -> Callable[..., Any]:
+        def environment(*args: Any, **kwargs: Any) -> tuple[dict[str, str], bool]:
+            env, _ = original(*args, **kwargs)
+            env.pop("GRADER_CONFINE", None)
+            return env, False
+        return environment
+
+    profiler = Profiler()
+    targets = [] if plan else [(resources.Resources, "environment", unplanned)]
+    with patched(targets), instrumented(profiler), \
+            Session(SandboxConfig(preload=assignment.requires, zygotes=zygotes)) as session:
+        session._start_worker()
+        if not plan and session.isolation and "read-only root" in session.isolation:
+            raise RuntimeError("the worker was confined although its plan was removed")
+    return profiler.totals["start: hello (worker confines itself, imports)"]
+
+
+def confinement_by_difference(assignment: Any, zygotes: Any, repeat: int
+                              ) -> tuple[float, float]:
+    """(median hello with the plan, median hello without it), alternated to share the
+    machine's load; their difference is what the worker's confinement costs."""
+    confined, bare = [], []
+    for _ in range(repeat):
+        confined.append(_hello_seconds(assignment, zygotes, True))
+        bare.append(_hello_seconds(assignment, zygotes, False))
+    return statistics.median(confined), statistics.median(bare)
+
+
+def table(profiler: Profiler, runs: int, confinement: tuple[float, float] | None) -> str:
+    """The stages by group, in ms per grading (mean over `runs`), with their share."""
+    total = profiler.total()
+    lines = [f"{'stage':<52} {'ms':>7} {'share':>6} {'per run':>7}"]
+    groups = collections.defaultdict(list)
+    for name in profiler.totals:
+        groups[name.split(":")[0]].append(name)
+    order = [g for g in GROUPS if g in groups] + sorted(set(groups) - set(GROUPS))
+    for group in order:
+        seconds = sum(profiler.totals[name] for name in groups[group])
+        lines.append(f"{group:<52} {seconds / runs * 1000:7.2f} {seconds / total:6.1%}")
+        for name in sorted(groups[group], key=lambda n: -profiler.totals[n]):
+            lines.append(f"  {name:<50} {profiler.totals[name] / runs * 1000:7.2f} "
+                         f"{profiler.totals[name] / total:6.1%} "
+                         f"{profiler.counts[name] / runs:7.1f}")
+        if group == "start" and confinement is not None:
+            with_plan, without = confinement
+            lines.append(f"  {'of hello: confinement (with plan - without)':<50} "
+                         f"{(with_plan - without) * 1000:7.2f}   (hello {with_plan * 1000:.2f}"
+                         f" ms confined, {without * 1000:.2f} ms not; medians)")
+    lines.append(f"{'total':<52} {total / runs * 1000:7.2f} {1:6.1%}")
+    return "\n".join(lines)
