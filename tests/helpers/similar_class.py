@@ -221,7 +221,7 @@ def notebook(source: str) -> str:
 def write_class(folder: Path, honest_students: int, seed: int = 0,
                 copies: tuple[str, ...] = tuple(COPIES)) -> list[Planted]:
     """`folder/<student>_udl_attention.py` for each honest student, `s000`, `s001`, ...,
-    and one copy of a different honest student for each of `copies`, named `copy_<how>`
+    and one copy of a different honest student for each of `copies`, named `copy<how>`
     (a notebook for "commented"). Returns the copies planted."""
     folder.mkdir(parents=True, exist_ok=True)
     sources = {}
@@ -232,7 +232,7 @@ def write_class(folder: Path, honest_students: int, seed: int = 0,
     planted = []
     for offset, how in enumerate(copies):
         source = f"s{(offset * 7 + 1) % honest_students:03d}"
-        copier = f"copy_{how}"
+        copier = "copy" + how.replace("_", "")  # a batch names a student up to the first _
         text = COPIES[how](sources[source])
         if how == "commented":
             (folder / f"{copier}_udl_attention.ipynb").write_text(notebook(text))
@@ -240,3 +240,29 @@ def write_class(folder: Path, honest_students: int, seed: int = 0,
             (folder / f"{copier}_udl_attention.py").write_text(text)
         planted.append(Planted(copier, source, how))
     return planted
+
+
+def record(submissions: Path, out: Path, assignment: str = "udl_attention") -> int:
+    """A gradebook in `out` that holds every file of `submissions` as graded (full marks, no
+    exercise detail), as a batch would record it, without grading anything: the comparison
+    reads only the rows' students, files and hashes. Returns the number of rows."""
+    import hashlib
+    import sqlite3
+
+    from grader.classwork.batch import student_of
+    from grader.classwork.gradebook import FILENAME, Gradebook
+
+    Gradebook(out)
+    rows = []
+    for path in sorted(submissions.rglob("*")):
+        if path.suffix not in (".py", ".ipynb") or not path.is_file():
+            continue
+        relative = path.relative_to(submissions).as_posix()
+        result = json.dumps({"assignment": assignment, "exercises": [], "error": None,
+                             "status": "graded", "score": 1.0, "max_score": 1.0})
+        rows.append((student_of(relative, None), assignment, relative,
+                     hashlib.sha256(path.read_bytes()).hexdigest(), "graded", 1.0, 1.0, result,
+                     "2026-01-01T00:00:00+00:00"))
+    with sqlite3.connect(out / FILENAME) as db:
+        db.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    return len(rows)

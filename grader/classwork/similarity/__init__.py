@@ -11,8 +11,10 @@ nothing here changes a grade.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
-from grader.classwork.similarity import index, template
+from grader.classwork.gradebook import Row
+from grader.classwork.similarity import index, sources, template
 from grader.classwork.similarity.score import (
     THRESHOLD,
     Cluster,
@@ -26,9 +28,10 @@ from grader.classwork.similarity.score import (
     rank,
 )
 from grader.classwork.similarity.tokens import Definition
+from grader.spec import registry
 
 __all__ = ["THRESHOLD", "Cluster", "ExerciseScore", "Fragment", "Line", "NotCompared", "Pair",
-           "Ranking", "Side", "compare", "rank"]
+           "Ranking", "Side", "compare", "of_batch", "rank"]
 
 
 def compare(assignment: str, students: Sequence[tuple[str, Sequence[Definition]]],
@@ -48,3 +51,14 @@ def compare(assignment: str, students: Sequence[tuple[str, Sequence[Definition]]
         else:
             left.append(NotCompared(student, "wrote nothing beyond the template to compare"))
     return rank(assignment, everyone, left, threshold)
+
+
+def of_batch(assignment: str, rows: Sequence[Row], submissions: Path, stubs: Path,
+             threshold: float = THRESHOLD) -> Ranking:
+    """The ranking of the students a batch graded: their files read from the submissions
+    folder it graded, the stubs in `stubs` subtracted, the assignment's exercises named."""
+    exercises = [e.name for e in registry.get(assignment).exercises]
+    given = sources.stubs(assignment, stubs)
+    students, left = sources.read_class([r for r in rows if r.assignment == assignment],
+                                        submissions)
+    return compare(assignment, students, given, exercises, left, threshold)
