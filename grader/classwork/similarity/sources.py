@@ -43,6 +43,7 @@ def read_class(rows: Sequence[Row], folder: Path, limits: Limits | None = None
     left: list[NotCompared] = []
     for student, own in sorted(files.items()):
         found: list[Definition] = []
+        unparsed = []
         try:
             for row in own:
                 loaded = _load(folder / row.submission, limits)
@@ -50,14 +51,18 @@ def read_class(rows: Sequence[Row], folder: Path, limits: Limits | None = None
                     raise SubmissionError(f"{row.submission}: changed since it was graded "
                                           "(its hash is not the gradebook's)")
                 found += definitions(loaded)
+                unparsed += [f"{row.submission}, cell {cell.number}: {cell.syntax_error}"
+                             for cell in loaded.cells if cell.syntax_error]
         except (SubmissionError, TooMuch) as exc:
-            left.append(NotCompared(student, str(exc)))
+            # Loading names the file as it was opened: the folder is the instructor's.
+            left.append(NotCompared(student, str(exc).replace(f"{folder}/", "")))
             continue
         except (RecursionError, MemoryError):
             left.append(NotCompared(student, "too large or too deep to read"))
             continue
         if not found:
-            left.append(NotCompared(student, "defines no function"))
+            left.append(NotCompared(student, "defines no function" + (
+                f" that parses ({unparsed[0]})" if unparsed else "")))
             continue
         read.append((student, tuple(found)))
     return read, left
