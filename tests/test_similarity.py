@@ -128,7 +128,8 @@ def hostile_sources() -> dict[str, bytes]:
     many = "".join(f"def g{i}(x):\n    return [x + {i}, x - {i}, x * {i}, x / {i}, x, x, x]\n"
                    for i in range(4_900))
     return {"deep_udl.py": deep.encode(), "sum_udl.py": long_sum.encode(),
-            "huge_udl.py": huge.encode(), "unparsable_udl.py": unparsable.encode(), "many_udl.py": many.encode(),
+            "huge_udl.py": huge.encode(), "unparsable_udl.py": unparsable.encode(),
+            "many_udl.py": many.encode(),
             "bytes_udl.py": b"def softmax(x):\n    return '\xff\xfe'\n",
             "nul_udl.py": b"def softmax(x):\x00\n    return x\n",
             "nest_udl.py": ("def softmax(x):\n" + "".join(
