@@ -75,16 +75,6 @@ class Definition:
     """The line of the cell its `def` is on."""
 
 
-def _depth(tree: ast.AST) -> int:
-    """How many levels deep the tree is, counted without recursion."""
-    deepest, stack = 0, [(tree, 1)]
-    while stack:
-        node, level = stack.pop()
-        deepest = max(deepest, level)
-        stack.extend((child, level + 1) for child in ast.iter_child_nodes(node))
-    return deepest
-
-
 def _dropped(node: ast.stmt) -> bool:
     """A docstring, a bare string, or a `print(...)`: no part of what the code computes."""
     if not isinstance(node, ast.Expr):
@@ -109,7 +99,12 @@ def definition(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
     renamed: set[tuple[int, int]] = set()  # (line, byte column) of names to rename
     skipped: list[tuple[tuple[int, int], tuple[int, int]]] = []
     calls: set[str] = set()
-    for child in ast.walk(node):
+    stack: list[tuple[ast.AST, int]] = [(node, 1)]
+    while stack:  # one walk, without recursion, that also measures the depth
+        child, level = stack.pop()
+        if level > DEEPEST:
+            raise TooMuch(f"{node.name} (cell {cell}) is nested more than {DEEPEST} levels deep")
+        stack.extend((grandchild, level + 1) for grandchild in ast.iter_child_nodes(child))
         if isinstance(child, ast.Name) and child.id not in _BUILTINS:
             renamed.add((child.lineno, child.col_offset))
         elif isinstance(child, ast.arg):
@@ -131,8 +126,10 @@ def definition(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
             continue
         # The closing dedents come on a line after the definition's last.
         row, column = min(token.start[0] + first - 1, last), token.start[1]
-        byte_column = len(source_lines[row - 1][:column].encode("utf-8", "surrogatepass"))
-        if any(start <= (row, byte_column) < end for start, end in skipped):
+        line = source_lines[row - 1]
+        byte_column = column if line.isascii() else len(
+            line[:column].encode("utf-8", "surrogatepass"))  # ast counts bytes, tokenize not
+        if skipped and any(start <= (row, byte_column) < end for start, end in skipped):
             continue
         text = token.string
         if token.type == tokenize.INDENT:
@@ -175,9 +172,6 @@ def definitions(submission: Submission) -> tuple[Definition, ...]:
         for statement in tree.body:
             if not isinstance(statement, _DEFINITIONS):
                 continue
-            if _depth(statement) > DEEPEST:
-                raise TooMuch(f"{statement.name} (cell {cell.number}) is nested more than "
-                              f"{DEEPEST} levels deep")
             try:
                 made = definition(statement, lines, cell.number)
             except (tokenize.TokenError, IndentationError, SyntaxError):
