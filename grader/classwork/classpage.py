@@ -11,6 +11,7 @@ from typing import Any
 
 from grader.classwork import charts, classreport
 from grader.classwork.classreport import ClassReport
+from grader.classwork.similarity import shown
 from grader.report.render import environment
 
 SCHEMA = "grader.class/1"
@@ -25,7 +26,8 @@ def _render(template: str, report: ClassReport) -> str:
     return environment().get_template(template).render(
         report=report, percent=_percent, histogram=charts.histogram,
         distribution=charts.distribution, nearly=classreport.NEARLY,
-        min_flagged=classreport.MIN_FLAGGED, min_nodes=classreport.MIN_SIMILAR_NODES)
+        min_flagged=classreport.MIN_FLAGGED, min_nodes=classreport.MIN_SIMILAR_NODES,
+        not_a_verdict=shown.NOT_A_VERDICT)
 
 
 def html(report: ClassReport) -> str:
@@ -74,6 +76,7 @@ def to_dict(report: ClassReport) -> dict[str, Any]:
         "similar": [{"names": list(g.names), "exercises": list(g.exercises), "nodes": g.nodes}
                     for g in report.similar],
         "fingerprinted": report.fingerprinted, "provided": list(report.provided),
+        "similarity": (shown.to_dict(report.similarity) if report.similarity else None),
     }
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from grader.classwork import cellerrors, gradebook, mistakes
 from grader.classwork.mistakes import Advice, MisconceptionStats, tally
+from grader.classwork.similarity import Ranking
 from grader.model import Visibility
 from grader.pipeline import scoring
 from grader.pipeline.diagnose import UNATTEMPTED
@@ -173,6 +174,9 @@ class ClassReport:
     recorded them have none, and cannot be compared)."""
     provided: tuple[str, ...]
     """Functions the notebook provides, left out."""
+    similarity: Ranking | None = None
+    """Pairs ranked by the rare code they share, with the flagged ones' code side by side
+    (`grader.classwork.similarity`); None when the report was not given the submissions."""
 
     @property
     def submissions(self) -> int:

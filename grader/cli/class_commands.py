@@ -1,11 +1,12 @@
-"""The commands about a class's grades: `grade gradebook export`, `grade gradebook report`,
+"""The commands about a class's grades: `grade gradebook export`, `report` and `similar`,
 and `grade gradescope build` and `run` (the Gradescope autograder bundle)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from grader import text
 from grader.classwork import gradebook
@@ -14,6 +15,9 @@ from grader.errors import UsageError
 from grader.pipeline import grading
 from grader.report import terminal
 from grader.spec import registry
+
+if TYPE_CHECKING:
+    from grader.classwork import similarity
 
 
 def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
@@ -45,6 +49,8 @@ def cmd_class_report(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError(f"{Path(args.out) / gradebook.FILENAME} holds {', '.join(names)}: "
                          "pass --assignment NAME for one of them")
     report = classreport.build(args.assignment or (names[0] if names else ""), recorded)
+    if args.submissions:
+        report = dataclasses.replace(report, similarity=_similarity(args))
     targets = ((args.html, classpage.html), (args.md, classpage.markdown),
                (args.json, classpage.render_json))
     for target, render in targets:
@@ -69,3 +75,36 @@ def cmd_gradescope(args: argparse.Namespace, out: TextIO) -> int:
     # For the instructor (Gradescope hides stdout from students): how student code was held.
     out.write(f"Isolation: {text.one_line(result.isolation or 'none: nothing was run')}\n")
     return 0
+
+
+def cmd_similar(args: argparse.Namespace, out: TextIO) -> int:
+    """`grade gradebook similar`: pairs of students ranked by the rare code they share."""
+    import json
+
+    from grader.classwork.similarity import shown
+
+    ranking = _similarity(args)
+    if args.json:
+        write(args.json, json.dumps(shown.to_dict(ranking), indent=2))
+    out.write(shown.terminal(ranking, args.top))
+    return 0
+
+
+def _similarity(args: argparse.Namespace) -> similarity.Ranking:
+    """The ranking that `--submissions` (and `--stubs`, `--threshold`) ask for."""
+    from grader.classwork import similarity
+    from grader.spec.layout import Layout
+
+    if not 0 < args.threshold <= 1:
+        raise UsageError(f"--threshold {args.threshold:g}: give a score between 0 and 1, "
+                         f"for example {similarity.THRESHOLD:g}")
+    book = gradebook.existing(Path(args.out))
+    rows = book.rows(args.assignment)
+    names = sorted({row.assignment for row in rows})
+    if len(names) > 1:
+        raise UsageError(f"{book.path} holds {', '.join(names)}: pass --assignment NAME for "
+                         "one of them")
+    if not names:
+        raise UsageError(f"{book.path}: no result to compare; run `grade batch` first")
+    stubs = Path(args.stubs) if args.stubs else Layout.current().exercises
+    return similarity.of_batch(names[0], rows, Path(args.submissions), stubs, args.threshold)

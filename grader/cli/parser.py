@@ -23,6 +23,10 @@ EXPORT_FORMATS = ("csv", "canvas", "moodle")
 """`grade gradebook export --format`: those of `gradebook.FORMATS` (a test keeps them equal),
 named here so that parsing imports no gradebook."""
 
+SIMILAR_THRESHOLD = 0.5
+"""`grade gradebook similar --threshold`'s default: `similarity.THRESHOLD` (a test keeps them
+equal), named here so that parsing imports no comparison."""
+
 E = TypeVar("E", bound=enum.Enum)
 
 
@@ -232,7 +236,19 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--md", metavar="FILE", help="write it in Markdown here")
     report.add_argument("--json", metavar="FILE", help="write the numbers as JSON here "
                         "(with none of the three, the Markdown goes to stdout)")
+    _add_similarity(report, required=False)
     report.set_defaults(handler="class_commands:cmd_class_report")
+    similar = book_commands.add_parser("similar", help="rank pairs of students by the rare "
+                                       "code they share (the template subtracted): a lead for "
+                                       "a human look, never a verdict")
+    similar.add_argument("--out", default=".", metavar="OUT_DIR",
+                         help="the folder given to grade batch --out (default: here)")
+    similar.add_argument("--assignment", help="the assignment, when the gradebook holds several")
+    similar.add_argument("--json", metavar="FILE", help="also write the ranking as JSON here")
+    similar.add_argument("--top", type=int, default=20, metavar="N",
+                         help="pairs printed (default: 20)")
+    _add_similarity(similar, required=True)
+    similar.set_defaults(handler="class_commands:cmd_similar")
 
     scope = commands.add_parser("gradescope", help="build a Gradescope autograder bundle, or "
                                 "grade inside one")
@@ -280,6 +296,20 @@ def build_parser() -> argparse.ArgumentParser:
     refs.add_argument("assignments", nargs="*", metavar="ASSIGNMENT")
     refs.set_defaults(handler="author_commands:cmd_references")
     return parser
+
+
+def _add_similarity(command: argparse.ArgumentParser, required: bool) -> None:
+    """The options that compare the code of a batch's students (`grade gradebook similar`,
+    and `report` for its similar-submissions section)."""
+    command.add_argument("--submissions", required=required, metavar="SUBMISSIONS_DIR",
+                         help="the folder that grade batch graded" + (
+                             "" if required else ": adds the side-by-side comparison of "
+                             "similar submissions"))
+    command.add_argument("--stubs", metavar="DIR", help="the folder of what students received, "
+                         "subtracted first (default: the course's exercises/)")
+    command.add_argument("--threshold", type=float, default=SIMILAR_THRESHOLD, metavar="X",
+                         help="the score, 0 to 1, that flags a pair "
+                         f"(default: {SIMILAR_THRESHOLD:g})")
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
