@@ -6,10 +6,12 @@ it, and neither imports the other's internals.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+from types import MappingProxyType
 from typing import Protocol
 
 from grader.model import Assignment
@@ -26,11 +28,20 @@ class Job:
     paths: tuple[Path, ...]
     """The files, in the order found."""
     names: tuple[str, ...]
-    """Their paths under the submissions folder, with forward slashes."""
+    """Their names as the gradebook records them, with forward slashes: the paths under the
+    submissions folder, or under the student's folder of a platform's download (the name the
+    student gave the file, the same in every download)."""
     student: str
-    """Whose they are."""
+    """Whose they are: the platform's user id where it gives one, which stays the same from
+    one download to the next."""
     hashes: tuple[str, ...]
     """The hash of each file's bytes now."""
+    submitted_at: datetime | None = None
+    """When the student handed it in (time zone aware), where the platform says so."""
+    display_name: str = ""
+    """The student's name as the platform shows it, where it gives one."""
+    ids: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """The platform's ids for it (`canvas_user_id`, `moodle_participant_id`, `git_commit`...)."""
 
     @property
     def relative(self) -> str:
