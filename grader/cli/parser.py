@@ -20,10 +20,10 @@ from grader.errors import UsageError
 from grader.sandbox.limits import Engine, Limits, OnError
 
 EXPORT_FORMATS = ("csv", "canvas", "moodle")
-BATCH_SOURCES = ("canvas", "moodle", "gradescope", "git", "folder")
-"""`grade batch --from`: `grader.classwork.ingest.recognise.PLATFORMS` (a test holds them equal)."""
 """`grade gradebook export --format`: those of `gradebook.FORMATS` (a test keeps them equal),
 named here so that parsing imports no gradebook."""
+BATCH_SOURCES = ("canvas", "moodle", "gradescope", "git", "folder")
+"""`grade batch --from`: `grader.classwork.ingest.recognise.PLATFORMS` (a test holds them equal)."""
 
 E = TypeVar("E", bound=enum.Enum)
 

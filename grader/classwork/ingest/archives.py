@@ -93,9 +93,10 @@ def safe_parts(name: str) -> tuple[tuple[str, ...] | None, str]:
 
 
 def _kind(info: zipfile.ZipInfo) -> str | None:
-    """Why a member is neither a regular file nor a folder, or None (no mode: a file)."""
+    """Why a member is neither a regular file nor a folder, or None (no file type: a file,
+    as most zip makers write it)."""
     mode = info.external_attr >> 16
-    if not mode or stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+    if stat.S_IFMT(mode) in (0, stat.S_IFREG, stat.S_IFDIR):
         return None
     if stat.S_ISLNK(mode):
         return "it is a symbolic link; links are never extracted"
