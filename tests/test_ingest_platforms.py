@@ -4,20 +4,23 @@ user ids), their names and ids, the submission times and the scores in the grade
 from __future__ import annotations
 
 import sqlite3
+import subprocess
 
 import pytest
 
 from grader.classwork import gradebook
-from grader.classwork.ingest import canvas, recognise
+from grader.classwork.ingest import canvas, git, recognise
 from grader.cli import parser
 from tests.helpers.command import run
 from tests.helpers.platforms import (
     RIGHT_MODULE,
+    RIGHT_NOTEBOOK,
     canvas_zip,
     files_outside,
     git_class,
     gradescope_zip,
     moodle_zip,
+    zipped,
 )
 
 
@@ -124,3 +127,72 @@ def test_student_pattern_with_a_platform_is_refused(tmp_path):
                          "--student-pattern", "(?P<student>x)")
     assert code == 2
     assert "--student-pattern reads a plain folder" in err
+
+
+def test_a_new_download_regrades_only_what_changed_under_the_same_keys(tmp_path):
+    out = tmp_path / "out"
+    batch(canvas_zip(tmp_path / "submissions.zip"), out)
+    # The next download: Grace handed in again, so Canvas adds -1; the rest is as it was.
+    newer = zipped(tmp_path / "submissions.zip", {
+        "lovelaceada_1001_5001_attention.ipynb": RIGHT_NOTEBOOK.read_bytes(),
+        "turingalan_LATE_1002_5002_attention-1.py": RIGHT_MODULE.read_bytes(),
+        "hopperg_1003_5004_attention-1.py": RIGHT_MODULE.read_bytes()})
+    code, stdout, _ = batch(newer, out)
+    assert code == 0
+    assert "graded 1, skipped 2 already in the gradebook" in stdout
+    assert recorded(out)["1003"] == ("attention.py", 10.0, None)
+    assert len(gradebook.Gradebook(out).rows()) == 3
+    people = gradebook.identities(gradebook.Gradebook(out), "udl_attention")
+    assert people["1003"][1]["canvas_submission_id"] == "5004"
+
+
+def sign(repository):
+    """Give the last commit a (fake) signature, as a student's repository may."""
+    def git_(*args, data=None):
+        return subprocess.run(["git", "-C", str(repository), *args], input=data,
+                              capture_output=True, check=True).stdout
+    head, _, message = git_("cat-file", "commit", "HEAD").partition(b"\n\n")
+    signature = b"gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEz\n -----END PGP SIGNATURE-----"
+    commit = git_("hash-object", "-t", "commit", "-w", "--stdin",
+                  data=head + b"\n" + signature + b"\n\n" + message).strip()
+    git_("update-ref", "HEAD", commit.decode())
+
+
+def test_git_takes_a_roster_and_never_runs_the_repositorys_config(tmp_path):
+    folder = git_class(tmp_path / "repos")
+    marker = tmp_path / "ran"
+    script = tmp_path / "evil.sh"
+    script.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    script.chmod(0o755)
+    sign(folder / "hw1-ada")  # with log.showSignature, plain git would run gpg.program
+    config = folder / "hw1-ada" / ".git" / "config"
+    config.write_text(config.read_text() + f"[core]\n\tfsmonitor = {script}\n\tpager = {script}\n"
+                      f"[log]\n\tshowSignature = true\n[gpg]\n\tprogram = {script}\n")
+    hooks = folder / "hw1-ada" / ".git" / "hooks"
+    for hook in ("post-checkout", "pre-commit", "reference-transaction"):
+        (hooks / hook).write_text(script.read_text())
+        (hooks / hook).chmod(0o755)
+    read = git.read(folder, {"hw1-ada": "ada.lovelace"})
+    assert not marker.exists()
+    assert sorted(h.student for h in read.handed) == ["ada.lovelace", "alan", "grace"]
+    ada = next(h for h in read.handed if h.student == "ada.lovelace")
+    assert ada.submitted_at.isoformat() == "2024-09-23T16:40:08+02:00"
+    assert ada.ids["github_user"] == "ada" and ada.ids["repository"] == "hw1-ada"
+
+
+@pytest.mark.parametrize("names, prefix", [
+    (["hw1-alice", "hw1-alex"], "hw1-"), (["hw-1-alice", "hw-1-bob"], "hw-1-"),
+    (["hw1-alice"], "hw1-"), (["alice", "bob"], ""),
+])
+def test_the_assignment_prefix_of_git_repositories(names, prefix):
+    assert git.common_prefix(names) == prefix
+
+
+def test_a_repository_whose_git_is_a_link_is_not_read(tmp_path):
+    folder = git_class(tmp_path / "repos")
+    (folder / "hw1-eve").mkdir()
+    (folder / "hw1-eve" / ".git").symlink_to(folder / "hw1-ada" / ".git")
+    read = git.read(folder)
+    assert "hw1-eve: not a cloned repository (no .git folder); it was not graded" \
+        in read.passed_over
+    assert sorted(h.student for h in read.handed) == ["ada", "alan", "grace"]
