@@ -3,6 +3,7 @@ user ids), their names and ids, the submission times and the scores in the grade
 
 from __future__ import annotations
 
+import pickle
 import sqlite3
 import subprocess
 
@@ -196,3 +197,16 @@ def test_a_repository_whose_git_is_a_link_is_not_read(tmp_path):
     assert "hw1-eve: not a cloned repository (no .git folder); it was not graded" \
         in read.passed_over
     assert sorted(h.student for h in read.handed) == ["ada", "alan", "grace"]
+
+
+def test_a_platforms_job_pickles_for_a_dask_worker(tmp_path):
+    from grader.classwork import batch as batch_module
+
+    jobs, ignored, platform = batch_module.gather(
+        gradescope_zip(tmp_path / "export.zip"), tmp_path / "out", None, None)
+    assert platform == "gradescope" and ignored == []
+    job = next(job for job in jobs if job.student == "20001")
+    again = pickle.loads(pickle.dumps(job))
+    assert again == job
+    assert again.submitted_at.isoformat() == "2024-09-23T16:40:08.574685-07:00"
+    assert dict(again.ids)["email"] == "ada@example.edu" and again.display_name == "Ada Lovelace"

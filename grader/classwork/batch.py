@@ -151,7 +151,7 @@ def jobs_of(handed: Sequence[Handed], root: Path) -> tuple[list[Job], list[str]]
                 break
         else:
             jobs.append(Job(one.files, one.names, one.student, tuple(hashes), one.submitted_at,
-                            one.display_name, one.ids))
+                            one.display_name, tuple(sorted(one.ids.items()))))
     return jobs, ignored
 
 
@@ -272,8 +272,8 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
             out.mkdir(mode=0o700, parents=True)  # the students' reports: root's eyes only
         found, ignored, platform = gather(folder, out, pattern, platform, roster)
         book = Gradebook(out)
-        gradebook.identify(book, assignment.name, [(job.student, job.display_name, job.ids)
-                                                   for job in found if job.ids])
+        gradebook.identify(book, assignment.name, [(job.student, job.display_name,
+                                                    dict(job.ids)) for job in found if job.ids])
         known = {} if force else book.known_hashes(assignment.name)
         todo = [job for job in found if known.get((job.student, job.relative)) != job.sha256]
         report = _progress(progress or sys.stderr, len(todo), pool.label)

@@ -6,12 +6,11 @@ it, and neither imports the other's internals.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from types import MappingProxyType
 from typing import Protocol
 
 from grader.model import Assignment
@@ -40,8 +39,9 @@ class Job:
     """When the student handed it in (time zone aware), where the platform says so."""
     display_name: str = ""
     """The student's name as the platform shows it, where it gives one."""
-    ids: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    """The platform's ids for it (`canvas_user_id`, `moodle_participant_id`, `git_commit`...)."""
+    ids: tuple[tuple[str, str], ...] = ()
+    """The platform's ids for it, as (name, id) pairs (`canvas_user_id`,
+    `moodle_participant_id`, `git_commit`...): pairs, so that a job pickles to a Dask worker."""
 
     @property
     def relative(self) -> str:
