@@ -263,6 +263,7 @@ OTHER_PROGRAMS = {
     "pip (autograder.py)": {"--break-system-packages"},
     "dask worker (distributed.py)": {"--nworkers", "--nthreads"},
     "IPython's %%capture (shell.py)": {"--no-stdout", "--no-stderr"},
+    "git (classwork/ingest/git.py)": {"--git-dir", "--no-pager"},
 }
 
 

@@ -1,6 +1,10 @@
 """Grading a whole class: find the submissions, name the students, grade in parallel.
 
-Student names come from the path of each file relative to the submissions folder:
+The submissions are a folder or a zip (unpacked safely under `OUT/submissions/`, see
+`grader.classwork.ingest.archives`). A platform's download (Canvas, Moodle, Gradescope, a
+folder of Git repositories) is recognised, or named with `platform`, and read by
+`grader.classwork.ingest`: the student is the platform's user id and the time the platform's.
+In a plain folder, student names come from the path of each file relative to the submissions folder:
 - a file inside a folder belongs to that folder's student: `alice/notebook.ipynb` -> alice;
 - a file directly in the submissions folder belongs to the part of its name before the first
   underscore or dot: `bob_attention.ipynb` -> bob (the layout of most LMS downloads);
@@ -20,15 +24,19 @@ import hashlib
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+import zipfile
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, cast
 
 from grader import result_json, text
+from grader.classwork import gradebook
 from grader.classwork.gradebook import Gradebook
+from grader.classwork.ingest import archives, recognise
+from grader.classwork.ingest.handed import Handed
 from grader.classwork.jobs import Graded, Job, Pool, grade_job
 from grader.errors import UsageError
 from grader.model import Assignment
@@ -56,6 +64,8 @@ class Summary:
     """Files passed over, each as "path: why" (a link, no or a bad student name)."""
     seconds: float
     """Wall time of the run."""
+    platform: str = "folder"
+    """Whose layout the submissions were read in (`grader.classwork.ingest.recognise`)."""
 
 
 def student_of(relative: str, pattern: re.Pattern[str] | None) -> str | None:
@@ -122,6 +132,62 @@ def find(folder: Path, pattern: re.Pattern[str] | None) -> tuple[list[Job], list
     return jobs, ignored
 
 
+def jobs_of(handed: Sequence[Handed], root: Path) -> tuple[list[Job], list[str]]:
+    """A platform's students' work as jobs, each file hashed now; a student whose key cannot
+    name a folder of results, or a file that cannot be read, is passed over with why."""
+    jobs, ignored = [], []
+    for one in handed:
+        why = bad_name(one.student)
+        if why is not None:
+            ignored.append(f"{text.one_line(one.student)}: the student name {why}")
+            continue
+        hashes = []
+        for path in one.files:
+            try:
+                hashes.append(hashlib.sha256(submissions.read_bytes(path)).hexdigest())
+            except OSError as exc:
+                ignored.append(f"{path.relative_to(root).as_posix()}: cannot be read "
+                               f"({exc.strerror or exc})")
+                break
+        else:
+            jobs.append(Job(one.files, one.names, one.student, tuple(hashes), one.submitted_at,
+                            one.display_name, tuple(sorted(one.ids.items()))))
+    return jobs, ignored
+
+
+def source_folder(source: Path, out: Path) -> tuple[Path, list[str]]:
+    """The folder to grade: `source` itself, or the zip `source` unpacked under
+    `out/submissions/`, with the members passed over."""
+    if source.is_symlink() or not source.is_file():
+        return source, []
+    if not zipfile.is_zipfile(source):
+        raise UsageError(f"{source}: neither a folder nor a zip archive; name the folder of "
+                         "submissions, or the .zip the platform's download gave you")
+    stem = re.sub(r"[^A-Za-z0-9._-]", "_", source.stem).lstrip(".") or "download"
+    unpacked = archives.unpack(source, out / "submissions" / stem)
+    return unpacked.folder, list(unpacked.passed_over)
+
+
+def gather(source: Path, out: Path, pattern: re.Pattern[str] | None,
+           platform: str | None, roster: Mapping[str, str] | None = None
+           ) -> tuple[list[Job], list[str], str]:
+    """Every student's job in a folder or zip, what was passed over, and the layout read."""
+    if pattern is not None and platform not in (None, "folder"):
+        raise UsageError(f"--student-pattern reads a plain folder; it cannot be used with "
+                         f"--from {platform}, which names the students itself")
+    folder, ignored = source_folder(source, out)
+    if not folder.is_dir() or folder.is_symlink():
+        submissions.in_folder(folder)  # the one error for a folder that is not there
+    if platform is None:
+        platform = "folder" if pattern is not None else recognise.recognise(folder)[0]
+    if platform == "folder":
+        jobs, more = find(folder, pattern)
+        return jobs, ignored + more, platform
+    read = recognise.read(folder, cast(recognise.Platform, platform), roster)
+    jobs, more = jobs_of(read.handed, folder)
+    return jobs, [*ignored, *read.passed_over, *more], platform
+
+
 def write_outputs(out: Path, job: Job, graded: Graded, feedback: Limits | None = None) -> None:
     """The JSON result and the HTML and Markdown reports of one submission; with `feedback`
     (the limits it was graded under), each notebook's feedback page beside them,
@@ -181,10 +247,13 @@ class Threads:
 def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
         options: grading.Options, force: bool = False, pattern: re.Pattern[str] | None = None,
         progress: TextIO | None = None, dask: str | None = None,
-        feedback: bool = False) -> Summary:
-    """Grade every submission in `folder` that the gradebook in `out` does not have yet,
-    `jobs` at a time here, or on the Dask cluster at `dask` (an address, or local:N); with
-    `feedback`, each notebook's feedback page too (`write_outputs`)."""
+        feedback: bool = False, platform: str | None = None,
+        roster: Mapping[str, str] | None = None) -> Summary:
+    """Grade every submission in `folder` (a folder or a zip, read as `platform`'s layout or
+    as the one recognised) that the gradebook in `out` does not have yet, `jobs` at a time
+    here, or on the Dask cluster at `dask` (an address, or local:N); with `feedback`, each
+    notebook's feedback page too (`write_outputs`). `roster` maps a Git repository's name to
+    its student."""
     started = time.monotonic()
     options = replace(options, closed=(
         *options.closed,
@@ -199,17 +268,19 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
 
         pool = grader.classwork.distributed.Cluster(dask, assignment, options)
     with pool:  # an instructor's mistake stops it here
-        found, ignored = find(folder, pattern)
         if not out.exists() and not isolation.offered().namespaces:
             out.mkdir(mode=0o700, parents=True)  # the students' reports: root's eyes only
+        found, ignored, platform = gather(folder, out, pattern, platform, roster)
         book = Gradebook(out)
+        gradebook.identify(book, assignment.name, [(job.student, job.display_name,
+                                                    dict(job.ids)) for job in found if job.ids])
         known = {} if force else book.known_hashes(assignment.name)
         todo = [job for job in found if known.get((job.student, job.relative)) != job.sha256]
         report = _progress(progress or sys.stderr, len(todo), pool.label)
         errors = _grade_all(pool, todo, out, book, report,
                             options.limits if feedback else None)
     return Summary(len(todo), len(found) - len(todo), errors, tuple(ignored),
-                   time.monotonic() - started)
+                   time.monotonic() - started, platform)
 
 
 def _grade_all(pool: Pool, todo: Sequence[Job], out: Path, book: Gradebook,
@@ -238,7 +309,8 @@ def _grade_all(pool: Pool, todo: Sequence[Job], out: Path, book: Gradebook,
                 # Reports first: a result in the gradebook always has its reports.
                 for job, graded in finished:
                     write_outputs(out, job, graded, feedback)
-                record([(job.student, job.relative, graded.result) for job, graded in finished])
+                record([(job.student, job.relative, graded.result, job.submitted_at)
+                        for job, graded in finished])
                 for job, graded in finished:
                     errors += graded.result.status is ResultStatus.ERROR
                     report(job, graded.result)

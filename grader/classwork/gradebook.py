@@ -12,7 +12,7 @@ import csv
 import io
 import json
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -26,6 +26,10 @@ from grader.results import Result
 FILENAME = "gradebook.sqlite"
 FORMATS = ("csv", "canvas", "moodle")
 ROW_COLUMNS = "student, assignment, submission, sha256, status, score, max_score, graded_at"
+STORED = ("student, assignment, submission, sha256, status, score, max_score, result, "
+          "graded_at, submitted_at")
+Recorded = tuple[str, str, Result, datetime | None]
+"""What a batch records: (student, submission, result, when it was handed in)."""
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     student     TEXT NOT NULL,
@@ -37,7 +41,17 @@ CREATE TABLE IF NOT EXISTS results (
     max_score   REAL NOT NULL,
     result      TEXT NOT NULL,
     graded_at   TEXT NOT NULL,
+    submitted_at TEXT,
     PRIMARY KEY (student, assignment, submission)
+)
+"""
+IDENTITIES = """
+CREATE TABLE IF NOT EXISTS identities (
+    student      TEXT NOT NULL,
+    assignment   TEXT NOT NULL,
+    display_name TEXT NOT NULL,
+    ids          TEXT NOT NULL,
+    PRIMARY KEY (student, assignment)
 )
 """
 
@@ -72,6 +86,10 @@ class Gradebook:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as db:
             db.execute(SCHEMA)
+            db.execute(IDENTITIES)
+            columns = {row[1] for row in db.execute("PRAGMA table_info(results)")}
+            if "submitted_at" not in columns:  # a gradebook from before submission times
+                db.execute("ALTER TABLE results ADD COLUMN submitted_at TEXT")
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -90,25 +108,27 @@ class Gradebook:
             db.close()
 
     @contextmanager
-    def recorder(self) -> Iterator[Callable[[Sequence[tuple[str, str, Result]]], None]]:
+    def recorder(self) -> Iterator[Callable[[Sequence[Recorded]], None]]:
         """For a batch: one connection, and a function that stores the (student, submission,
-        result) it is given in one transaction, committed before it returns. WAL with
+        result, submitted_at) it is given in one transaction, committed before it returns. WAL with
         synchronous=NORMAL: a commit survives the batch being killed in any way (only a
         power cut may lose the last ones), without an fsync per result."""
         with self._connect() as db:
             db.execute("PRAGMA synchronous=NORMAL")
 
-            def record(graded: Sequence[tuple[str, str, Result]]) -> None:
+            def record(graded: Sequence[Recorded]) -> None:
                 with db:
-                    db.executemany("INSERT OR REPLACE INTO results VALUES "
-                                   "(?, ?, ?, ?, ?, ?, ?, ?, ?)", [_row(*item) for item in graded])
+                    db.executemany(f"INSERT OR REPLACE INTO results ({STORED}) VALUES "
+                                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                   [_row(*item) for item in graded])
 
             yield record
 
-    def record(self, student: str, submission: str, result: Result) -> None:
+    def record(self, student: str, submission: str, result: Result,
+               submitted_at: datetime | None = None) -> None:
         """Store one result, replacing an earlier grading of the same file."""
         with self.recorder() as record:
-            record([(student, submission, result)])
+            record([(student, submission, result, submitted_at)])
 
     def known_hashes(self, assignment: str) -> dict[tuple[str, str], str]:
         """(student, submission) -> the hash recorded for it; results where the grader, not
@@ -146,13 +166,17 @@ class Gradebook:
         return [json.loads(stored) for (stored,) in found]
 
 
-def _row(student: str, submission: str, result: Result) -> tuple[object, ...]:
+def _row(student: str, submission: str, result: Result,
+         submitted_at: datetime | None = None) -> tuple[object, ...]:
     """A result as a row of the table; the names and the result's text are stored `clean`,
     as every reader of the file will show them."""
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    handed = None if submitted_at is None else \
+        submitted_at.astimezone(timezone.utc).isoformat(timespec="seconds")
     return (text.one_line(student), result.assignment, text.one_line(submission),
             result.sha256, result.status.value, result.score, result.max_score,
-            json.dumps(result_json.to_dict(result, instructor=True), sort_keys=True), stamp)
+            json.dumps(result_json.to_dict(result, instructor=True), sort_keys=True), stamp,
+            handed)
 
 
 def existing(folder: Path) -> Gradebook:
@@ -219,3 +243,31 @@ def _num(value: float) -> str:
     """Points as the result JSON has them (`scoring.shown` rounded them already): 12.333333,
     never 12.3333, and 2 for 2.0."""
     return f"{value:.15g}"
+
+
+def identify(book: Gradebook, assignment: str,
+             people: Sequence[tuple[str, str, Mapping[str, str]]]) -> None:
+    """Keep each student's name and platform ids as the download gave them, beside their key
+    (student, display name, ids), replacing what an earlier download said."""
+    with book._connect() as db:
+        db.executemany("INSERT OR REPLACE INTO identities VALUES (?, ?, ?, ?)",
+                       [(text.one_line(student), assignment, text.one_line(name),
+                         json.dumps({text.one_line(k): text.one_line(v) for k, v in ids.items()},
+                                    sort_keys=True))
+                        for student, name, ids in people])
+
+
+def identities(book: Gradebook, assignment: str) -> dict[str, tuple[str, dict[str, str]]]:
+    """student -> (display name, platform ids), as the last download gave them."""
+    with book._connect() as db:
+        found = db.execute("SELECT student, display_name, ids FROM identities "
+                           "WHERE assignment = ?", (assignment,)).fetchall()
+    return {student: (name, json.loads(ids)) for student, name, ids in found}
+
+
+def submitted(book: Gradebook, assignment: str) -> dict[tuple[str, str], str | None]:
+    """(student, submission) -> when it was handed in (UTC, ISO 8601), or None."""
+    with book._connect() as db:
+        found = db.execute("SELECT student, submission, submitted_at FROM results "
+                           "WHERE assignment = ?", (assignment,)).fetchall()
+    return {(student, submission): when for student, submission, when in found}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
@@ -26,11 +27,21 @@ class Job:
     paths: tuple[Path, ...]
     """The files, in the order found."""
     names: tuple[str, ...]
-    """Their paths under the submissions folder, with forward slashes."""
+    """Their names as the gradebook records them, with forward slashes: the paths under the
+    submissions folder, or under the student's folder of a platform's download (the name the
+    student gave the file, the same in every download)."""
     student: str
-    """Whose they are."""
+    """Whose they are: the platform's user id where it gives one, which stays the same from
+    one download to the next."""
     hashes: tuple[str, ...]
     """The hash of each file's bytes now."""
+    submitted_at: datetime | None = None
+    """When the student handed it in (time zone aware), where the platform says so."""
+    display_name: str = ""
+    """The student's name as the platform shows it, where it gives one."""
+    ids: tuple[tuple[str, str], ...] = ()
+    """The platform's ids for it, as (name, id) pairs (`canvas_user_id`,
+    `moodle_participant_id`, `git_commit`...): pairs, so that a job pickles to a Dask worker."""
 
     @property
     def relative(self) -> str:

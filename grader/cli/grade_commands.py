@@ -211,7 +211,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
-    """`grade batch`: a folder of submissions into a gradebook; exit 1 when one could not be
+    """`grade batch`: a folder or zip of submissions into a gradebook; exit 1 when one could not be
     graded."""
     from grader.classwork import batch
 
@@ -219,7 +219,9 @@ def cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
     summary = batch.run(Path(args.folder), assignment, Path(args.out), args.jobs,
                         options(args, public_only=False), force=args.force,
                         pattern=batch.compile_pattern(args.student_pattern), dask=args.dask,
-                        feedback=args.feedback)
+                        feedback=args.feedback, platform=args.platform)
+    if summary.platform != "folder":
+        out.write(f"read {args.folder} as a {summary.platform} download\n")
     for line in summary.ignored:
         out.write(f"ignored {text.one_line(line)}\n")
     out.write(f"graded {summary.graded}, skipped {summary.skipped} already in the gradebook, "

@@ -22,6 +22,8 @@ from grader.sandbox.limits import Engine, Limits, OnError
 EXPORT_FORMATS = ("csv", "canvas", "moodle")
 """`grade gradebook export --format`: those of `gradebook.FORMATS` (a test keeps them equal),
 named here so that parsing imports no gradebook."""
+BATCH_SOURCES = ("canvas", "moodle", "gradescope", "git", "folder")
+"""`grade batch --from`: `grader.classwork.ingest.recognise.PLATFORMS` (a test holds them equal)."""
 
 SIMILAR_THRESHOLD = 0.5
 """`grade gradebook similar --threshold`'s default: `similarity.THRESHOLD` (a test keeps them
@@ -190,7 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     grade_class = commands.add_parser("batch", help="grade a folder of submissions in "
                                       "parallel into a gradebook")
-    grade_class.add_argument("folder", metavar="SUBMISSIONS_DIR")
+    grade_class.add_argument("folder", metavar="SOURCE",
+                             help="a folder of submissions, or the .zip of a platform's "
+                             "bulk download (unpacked under OUT_DIR/submissions/)")
     grade_class.add_argument("--assignment", required=True)
     grade_class.add_argument("--out", required=True, metavar="OUT_DIR",
                              help="gradebook.sqlite and results/<student>/ go here")
@@ -208,6 +212,10 @@ def build_parser() -> argparse.ArgumentParser:
     grade_class.add_argument("--feedback", action="store_true",
                              help="also write each notebook with a feedback cell after each "
                              "exercise's cell, as results/<student>/<notebook>.feedback.html")
+    grade_class.add_argument("--from", dest="platform", choices=BATCH_SOURCES,
+                             help="the layout of SOURCE: a Canvas, Moodle or Gradescope "
+                             "download, a folder of Git repositories, or a plain folder "
+                             "(default: recognised)")
     _add_limits(grade_class)
     grade_class.set_defaults(handler="grade_commands:cmd_batch")
 
