@@ -8,7 +8,9 @@ Student names come from the path of each file relative to the submissions folder
   searched in the relative path (for example `^(?P<student>[a-z]+\\d+)-`).
 
 Every result is recorded in the gradebook as soon as it is ready; a file already graded with
-the same hash is skipped unless `force` is set.
+the same hash is skipped unless `force` is set. A submission graded again is compared with
+what was recorded before it is overwritten (`grader.classwork.regrade`): the changes are in
+the summary and in OUT/regrade-<timestamp>.json.
 
 Where the submissions are graded is a `Pool`: threads of this process (`Threads`), or a Dask
 cluster (`grader.classwork.distributed`). Finding, recording, resuming and reporting are the same.
@@ -25,9 +27,10 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from grader import result_json, text
+from grader.classwork import regrade
 from grader.classwork.gradebook import Gradebook
 from grader.classwork.jobs import Graded, Job, Pool, grade_job
 from grader.errors import UsageError
@@ -56,6 +59,9 @@ class Summary:
     """Files passed over, each as "path: why" (a link, no or a bad student name)."""
     seconds: float
     """Wall time of the run."""
+    regraded: tuple[str, ...] = ()
+    """What grading again changed, as `regrade.summary` lines; empty when nothing recorded
+    was graded again."""
 
 
 def student_of(relative: str, pattern: re.Pattern[str] | None) -> str | None:
@@ -206,17 +212,28 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
         known = {} if force else book.known_hashes(assignment.name)
         todo = [job for job in found if known.get((job.student, job.relative)) != job.sha256]
         report = _progress(progress or sys.stderr, len(todo), pool.label)
+        wanted = {(job.student, job.relative) for job in todo}
+        before = {(row.student, row.submission): stored
+                  for row, stored in book.recorded(assignment.name)
+                  if (row.student, row.submission) in wanted}
+        changes: list[regrade.Change] = []
         errors = _grade_all(pool, todo, out, book, report,
-                            options.limits if feedback else None)
+                            options.limits if feedback else None, before, changes)
+    changes.sort(key=lambda change: (change.student, change.submission))
+    saved = regrade.save(out, assignment.name, changes, len(before)) if before else None
     return Summary(len(todo), len(found) - len(todo), errors, tuple(ignored),
-                   time.monotonic() - started)
+                   time.monotonic() - started,
+                   tuple(regrade.summary(changes, len(before), saved)))
 
 
 def _grade_all(pool: Pool, todo: Sequence[Job], out: Path, book: Gradebook,
-               report: Callable[[Job, Result], None], feedback: Limits | None = None) -> int:
+               report: Callable[[Job, Result], None], feedback: Limits | None = None,
+               before: dict[tuple[str, str], dict[str, Any]] | None = None,
+               changes: list[regrade.Change] | None = None) -> int:
     """Grade `todo` in `pool`, writing and recording each result as it comes; the number of
-    errors. No more are handed to the pool than it grades at once, so that a Dask worker
-    that dies takes with it only the submissions it was grading."""
+    errors. Each result that replaces one in `before` is compared with it first, and what
+    changed goes in `changes`. No more are handed to the pool than it grades at once, so
+    that a Dask worker that dies takes with it only the submissions it was grading."""
     waiting = iter(todo)
     pending: dict[Future[Graded], Job] = {}
 
@@ -238,7 +255,14 @@ def _grade_all(pool: Pool, todo: Sequence[Job], out: Path, book: Gradebook,
                 # Reports first: a result in the gradebook always has its reports.
                 for job, graded in finished:
                     write_outputs(out, job, graded, feedback)
-                record([(job.student, job.relative, graded.result) for job, graded in finished])
+                    old = (before or {}).get((job.student, job.relative))
+                    change = None if old is None else regrade.compare(
+                        job.student, job.relative, old,
+                        result_json.to_dict(graded.result, instructor=True))
+                    if change is not None and changes is not None:
+                        changes.append(change)
+                record([(job.student, job.relative, graded.result, None)
+                        for job, graded in finished])
                 for job, graded in finished:
                     errors += graded.result.status is ResultStatus.ERROR
                     report(job, graded.result)
