@@ -145,10 +145,13 @@ def assess(policy: Policy, submitted_at: datetime | None,
     if submitted_at is None:
         return Lateness(deadline, bool(extension), timedelta(0), 0.0,
                         f"no submission time recorded: no penalty against {shown}")
-    late_by = max(submitted_at - deadline, timedelta(0))
-    hard = policy.hard if policy.hard is None or extension is None else max(policy.hard,
-                                                                            extension)
-    if hard is not None and submitted_at > hard:
+    # In UTC: Python subtracts and compares two times of one ZoneInfo by their wall clocks,
+    # which would make the night of a daylight-saving change 24 hours long.
+    submitted = _utc(submitted_at)
+    late_by = max(submitted - _utc(deadline), timedelta(0))
+    hard = policy.hard if policy.hard is None or extension is None else max(
+        policy.hard, extension, key=_utc)
+    if hard is not None and submitted > _utc(hard):
         return Lateness(deadline, bool(extension), late_by, 100.0,
                         f"submitted {duration(late_by)} after {shown}, after the hard "
                         f"deadline of {when(hard)}: no credit, -100%")
@@ -190,6 +193,10 @@ def duration(span: timedelta) -> str:
     if days:
         return f"{days} d {hours} h {minutes:02d} min"
     return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min"
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.astimezone(timezone.utc)
 
 
 def _offset(moment: datetime) -> str:
