@@ -8,6 +8,8 @@ import pytest
 
 from grader.classwork import policy, roster
 from grader.errors import UsageError
+from tests.helpers.classes import small_class
+from tests.helpers.command import run
 from tests.helpers.term import canvas_roster, moodle_roster
 
 CANVAS_ROWS = [["Lovelace, Ada", "1001", "S-1", "ada@uni.edu", "A"],
@@ -90,3 +92,24 @@ def test_an_extensions_file_is_student_and_due(tmp_path):
     path.write_text("alice,2026-03-03T23:59:00-05:00,extra\n")
     with pytest.raises(UsageError, match="ext.csv: line 1: write two cells, student,due"):
         roster.extensions(path)
+
+
+def test_batch_with_a_roster_counts_the_missing_and_names_the_strangers(tmp_path):
+    folder, out = small_class(tmp_path), tmp_path / "graded"
+    path = canvas_roster(tmp_path / "r.csv", [["Smith, Alice", "1", "", "alice", ""],
+                                              ["Jones, Carol", "3", "", "carol", ""]])
+    code, output, err = run("batch", str(folder), "--assignment", "udl_attention", "--out",
+                            str(out), "--jobs", "1", "--roster", str(path))
+    assert code == 0
+    assert "roster: 1 of 2 students handed in, 1 missing, 1 not on the roster" in output
+    assert err == f"grade: not on the roster {path}: bob\n"
+
+
+def test_batch_with_a_bad_roster_stops_before_grading(tmp_path):
+    folder, out = small_class(tmp_path), tmp_path / "graded"
+    (tmp_path / "r.csv").write_text("Name\nalice\n")
+    code, output, err = run("batch", str(folder), "--assignment", "udl_attention", "--out",
+                            str(out), "--roster", str(tmp_path / "r.csv"))
+    assert (code, output) == (2, "")
+    assert err.startswith(f"grade: error: {tmp_path / 'r.csv'}: line 1: the header is neither")
+    assert not out.exists()
