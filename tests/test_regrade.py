@@ -56,7 +56,7 @@ def test_batch_force_prints_and_saves_which_grades_changed(tmp_path):
                    (json.dumps(before), before["score"]))
     code, output, _ = run("batch", str(folder), "--assignment", "udl_attention", "--out",
                           str(out), "--jobs", "1", "--force")
-    assert code == 0
+    assert code == 0 and "graded 2, skipped 0 already in the gradebook" in output
     (saved,) = out.glob("regrade-*.json")
     lines = output.splitlines()
     assert f"regrade: 1 of 2 recorded submissions changed; saved in {saved}" in lines

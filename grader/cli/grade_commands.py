@@ -226,6 +226,9 @@ def cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"ignored {text.one_line(line)}\n")
     for line in summary.regraded:
         out.write(f"{text.one_line(line)}\n")
+    out.write(f"graded {summary.graded}, skipped {summary.skipped} already in the gradebook, "
+              f"{summary.errors} could not be graded, in {summary.seconds:.1f} s; "
+              f"gradebook: {Path(args.out) / gradebook.FILENAME}\n")
     if found is not None:
         keys = sorted({row.student for row in gradebook.Gradebook(Path(args.out)).rows(
             assignment.name)})
