@@ -49,8 +49,8 @@ def test_canvas_export_uses_the_roster_ids_lists_the_missing_and_keeps_strangers
         '"Turing, Alan",1002,S-2,alan@uni.edu,B,7.2',
         '"Hopper, Grace",1003,,grace@uni.edu,A,0',
         "mallory,,,mallory,,6"]
-    assert err == (f"grade: not on the roster {term / 'roster.csv'}: mallory (their grade is "
-                   "exported under the name of their submission)\n")
+    assert err == (f"grade: not on the roster {term / 'roster.csv'}: mallory (listed under "
+                   "the name of their submission)\n")
 
 
 def test_csv_keeps_raw_score_time_lateness_penalty_and_final_apart(term):
@@ -167,3 +167,13 @@ def test_bad_policy_flags_are_clear_errors_without_a_traceback(term, flags, mess
     code, out, err = run("gradebook", "export", "--out", str(term / "graded"), *flags)
     assert (code, out) == (2, "")
     assert err.startswith(f"grade: error: {message}") and "Traceback" not in err
+
+
+def test_the_class_report_ends_with_each_students_grade_and_how_it_came_about(term):
+    code, out, _ = run("gradebook", "report", "--out", str(term / "graded"), "--roster",
+                       str(term / "roster.csv"), "--due", DUE, "--late", "10%/day")
+    assert code == 0
+    section = out.split("## Grades\n", 1)[1].splitlines()
+    assert section[4] == f"| 1002 | udl_attention | graded | 8 | 0.8 | 7.2/10 | {ALAN_LATE} |"
+    assert section[5].startswith("| 1003 | udl_attention | missing | 0 | 0 | 0/10 | no ")
+    assert section[-1] == "Not on the roster: mallory"

@@ -40,7 +40,7 @@ def sheet(args: argparse.Namespace, book: gradebook.Gradebook,
                            assignment)
     for name in found.strangers:
         args.err.write(f"grade: not on the roster {args.roster}: {text.one_line(name)} "
-                       "(their grade is exported under the name of their submission)\n")
+                       "(listed under the name of their submission)\n")
     return found
 
 
