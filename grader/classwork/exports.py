@@ -25,7 +25,8 @@ from grader.errors import UsageError
 CSV_COLUMNS = ("student", "assignment", "score", "max_score", "status", "submission",
                "sha256", "graded_at", "submitted_at", "deadline", "late_by_s",
                "penalty_percent", "penalty", "final", "on_roster", "explanation", "note")
-"""`csv`: the first eight as before submission times; `score` is the raw score."""
+"""`csv`: the first eight as before submission times; `score` is the score as graded (an
+exercise's override shows in `final` and `note`)."""
 
 
 def render(sheet: Sheet, fmt: str, columns: dict[str, str] | None = None,
@@ -49,7 +50,8 @@ def render(sheet: Sheet, fmt: str, columns: dict[str, str] | None = None,
         for grade in sheet.grades:
             sha, graded_at = (hashes or {}).get((grade.student, grade.assignment), ("", ""))
             late = grade.lateness
-            write([grade.student, grade.assignment, _num(grade.raw), _num(grade.max_score),
+            graded = grade.raw if grade.graded is None else grade.graded
+            write([grade.student, grade.assignment, _num(graded), _num(grade.max_score),
                    grade.status, grade.submission, sha, graded_at,
                    grade.submitted_at.isoformat() if grade.submitted_at else "",
                    late.deadline.isoformat() if late.deadline else "",

@@ -30,7 +30,7 @@ class Grade:
     status: str
     """"graded", "error" (could not be graded) or "missing" (on the roster, no submission)."""
     raw: float
-    """Points earned, as graded, with exercise overrides applied."""
+    """Points earned, with exercise overrides applied: what the penalty is taken from."""
     max_score: float
     """Points available."""
     penalty: float
@@ -47,12 +47,14 @@ class Grade:
     """The recorded submission."""
     notes: tuple[str, ...] = ()
     """The overrides applied, one line each."""
+    graded: float | None = None
+    """The score as graded, before any override (None: same as `raw`)."""
 
     @property
     def summary(self) -> str:
         """The one-line summary that goes in a comment column."""
         parts = [f"{self.status}: {_num(self.final)}/{_num(self.max_score)}"]
-        if self.penalty or self.lateness.explanation:
+        if self.raw != self.final:
             parts.append(f"raw {_num(self.raw)}")
         parts += [text for text in (self.lateness.explanation, *self.notes) if text]
         return "; ".join(parts)
@@ -155,7 +157,8 @@ def _grade(row: Row, stored: dict[str, Any], student: Student | None, rules: pol
         notes.append(_note(whole, final))
         final = whole.points
     return Grade(row.student, row.assignment, row.status, round(raw, 6), row.max_score,
-                 penalty, final, lateness, row.submitted_at, student, row.submission, tuple(notes))
+                 penalty, final, lateness, row.submitted_at, student, row.submission, tuple(notes),
+                 row.score)
 
 
 def _missing(student: Student, assignment: str, maximum: float, rules: policy.Policy,
