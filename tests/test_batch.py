@@ -136,7 +136,9 @@ def test_batch_command_line_and_exports(tmp_path):
     cli.run(["gradebook", "export", "--out", str(tmp_path / "out"), "--output", str(target)],
             io.StringIO(), io.StringIO())
     header, *rows = target.read_text().splitlines()
-    assert header == "student,assignment,score,max_score,status,submission,sha256,graded_at"
+    assert header == ("student,assignment,score,max_score,status,submission,sha256,graded_at,"
+                      "submitted_at,deadline,late_by_s,penalty_percent,penalty,final,on_roster,"
+                      "explanation,note")
     assert len(rows) == 8 and rows[3].startswith("dave,udl_attention,0,10,error,dave_hw.ipynb,")
 
 

@@ -429,7 +429,9 @@ def test_hostile_names_and_messages_stay_text(tmp_path):
                         "message": "line 1: ValueError: <script>alert(1)</script>"}]
     with sqlite3.connect(book.path) as db:
         for student in ("<img src=x onerror=alert(1)>", "| # heading"):
-            db.execute("INSERT INTO results VALUES (?, 'a', 'hw.py', '', 'graded', 1, 2, ?, '')",
+            db.execute("INSERT INTO results (student, assignment, submission, sha256, status, "
+                       "score, max_score, result, graded_at) "
+                       "VALUES (?, 'a', 'hw.py', '', 'graded', 1, 2, ?, '')",
                        (student, json.dumps(result)))
     report = classreport.build("a", book.recorded())
     page, markdown = classpage.html(report), classpage.markdown(report)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime, timedelta, timezone
 
-from grader.classwork import gradebook
+from grader.classwork import gradebook, identities
 from grader.results import Result, ResultStatus
 
 OLD_SCHEMA = """CREATE TABLE results (student TEXT NOT NULL, assignment TEXT NOT NULL,
@@ -27,17 +27,17 @@ def test_an_older_gradebook_gets_the_column_and_keeps_its_rows(tmp_path):
     book = gradebook.Gradebook(tmp_path)
     handed = datetime(2024, 3, 31, 1, 30, tzinfo=timezone(timedelta(hours=2)))
     book.record("alice", "hw.py", result(), handed)
-    assert gradebook.submitted(book, "udl_attention") == {
+    assert identities.submitted(book, "udl_attention") == {
         ("alice", "hw.py"): "2024-03-30T23:30:00+00:00", ("bob", "hw.py"): None}
     assert [(row.student, row.score) for row in book.rows()] == [("alice", 7.0), ("bob", 4.0)]
 
 
 def test_names_and_ids_are_replaced_by_the_next_download(tmp_path):
     book = gradebook.Gradebook(tmp_path)
-    gradebook.identify(book, "udl_attention", [("1001", "lovelaceada",
+    identities.identify(book, "udl_attention", [("1001", "lovelaceada",
                                                 {"canvas_submission_id": "5001"})])
-    gradebook.identify(book, "udl_attention", [("1001", "lovelace\x1b[2Jada",
+    identities.identify(book, "udl_attention", [("1001", "lovelace\x1b[2Jada",
                                                 {"canvas_submission_id": "5009"})])
-    assert gradebook.identities(book, "udl_attention") == {
+    assert identities.identities(book, "udl_attention") == {
         "1001": ("lovelace[2Jada", {"canvas_submission_id": "5009"})}
-    assert gradebook.identities(book, "other") == {}
+    assert identities.identities(book, "other") == {}

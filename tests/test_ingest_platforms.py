@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from grader.classwork import gradebook
+from grader.classwork import gradebook, identities
 from grader.classwork.ingest import canvas, git, recognise
 from grader.cli import parser
 from tests.helpers.command import run
@@ -57,7 +57,7 @@ def test_a_canvas_download(tmp_path):
     assert recorded(out) == {"1001": ("attention.ipynb", 10.0, None),
                              "1002": ("attention.py", 10.0, None),
                              "1003": ("attention.py", 0.0, None)}
-    people = gradebook.identities(gradebook.Gradebook(out), "udl_attention")
+    people = identities.identities(gradebook.Gradebook(out), "udl_attention")
     assert people["1002"] == ("turingalan", {"canvas_late": "yes", "canvas_submission_id":
                                              "5002", "canvas_user_id": "1002"})
     assert people["1001"][1]["canvas_submission_id"] == "5001"
@@ -76,7 +76,7 @@ def test_a_moodle_download(tmp_path, folders):
     assert recorded(out) == {"301": ("attention.ipynb", 10.0, None),
                              "302": ("attention.py", 10.0, None),
                              "303": ("attention.py", 0.0, None)}
-    people = gradebook.identities(gradebook.Gradebook(out), "udl_attention")
+    people = identities.identities(gradebook.Gradebook(out), "udl_attention")
     assert people["303"] == ("Grace Hopper", {"moodle_participant_id": "303"})
 
 
@@ -87,10 +87,10 @@ def test_a_gradescope_export(tmp_path):
     assert "as a gradescope download" in stdout
     # The SID, or the email for a student with none; each time in UTC.
     assert recorded(out) == {
-        "20001": ("attention.ipynb", 10.0, "2024-09-23T23:40:08+00:00"),
+        "20001": ("attention.ipynb", 10.0, "2024-09-23T23:40:08.574685+00:00"),
         "alan@example.edu": ("attention.py", 10.0, "2024-09-24T08:00:00+00:00"),
-        "20003": ("attention.py", 0.0, "2024-09-23T03:59:59+00:00")}
-    people = gradebook.identities(gradebook.Gradebook(out), "udl_attention")
+        "20003": ("attention.py", 0.0, "2024-09-23T03:59:59.999999+00:00")}
+    people = identities.identities(gradebook.Gradebook(out), "udl_attention")
     assert people["20001"] == ("Ada Lovelace", {"email": "ada@example.edu",
                                                 "gradescope_sid": "20001",
                                                 "gradescope_submission_id": "9001"})
@@ -105,7 +105,7 @@ def test_cloned_git_repositories(tmp_path):
     assert recorded(out) == {"ada": ("attention.ipynb", 10.0, "2024-09-23T14:40:08+00:00"),
                              "alan": ("attention.py", 10.0, "2024-09-24T14:00:00+00:00"),
                              "grace": ("attention.py", 0.0, "2024-09-22T23:59:59+00:00")}
-    people = gradebook.identities(gradebook.Gradebook(out), "udl_attention")
+    people = identities.identities(gradebook.Gradebook(out), "udl_attention")
     assert people["ada"][1]["github_user"] == "ada"
     assert len(people["ada"][1]["git_commit"]) == 40
 
@@ -143,7 +143,7 @@ def test_a_new_download_regrades_only_what_changed_under_the_same_keys(tmp_path)
     assert "graded 1, skipped 2 already in the gradebook" in stdout
     assert recorded(out)["1003"] == ("attention.py", 10.0, None)
     assert len(gradebook.Gradebook(out).rows()) == 3
-    people = gradebook.identities(gradebook.Gradebook(out), "udl_attention")
+    people = identities.identities(gradebook.Gradebook(out), "udl_attention")
     assert people["1003"][1]["canvas_submission_id"] == "5004"
 
 

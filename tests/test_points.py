@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader import result_json
-from grader.classwork import classpage, classreport
-from grader.classwork.gradebook import Gradebook, export
+from grader.classwork import classpage, classreport, exports, grades
+from grader.classwork.gradebook import Gradebook
 from grader.model import Case, Exercise, Visibility
 from grader.pipeline import scoring
 from grader.report import gradescope_results
@@ -90,7 +90,8 @@ def test_every_format_says_the_same_score(points, cases, data):
     with tempfile.TemporaryDirectory() as folder:
         book = Gradebook(Path(folder))
         book.record("alice", "alice.py", result)
-        (row,) = csv.DictReader(io.StringIO(export(book.rows(), "csv")))
+        (row,) = csv.DictReader(io.StringIO(exports.render(grades.compute(book.recorded()),
+                                                           "csv")))
         assert (float(row["score"]), float(row["max_score"])) == (expected, float(points))
         assert row["score"] == _short(expected)
         report = classpage.to_dict(classreport.build("a", book.recorded()))

@@ -12,7 +12,9 @@ In a plain folder, student names come from the path of each file relative to the
   searched in the relative path (for example `^(?P<student>[a-z]+\\d+)-`).
 
 Every result is recorded in the gradebook as soon as it is ready; a file already graded with
-the same hash is skipped unless `force` is set.
+the same hash is skipped unless `force` is set. A submission graded again is compared with
+what was recorded before it is overwritten (`grader.classwork.regrade`): the changes are in
+the summary and in OUT/regrade-<timestamp>.json.
 
 Where the submissions are graded is a `Pool`: threads of this process (`Threads`), or a Dask
 cluster (`grader.classwork.distributed`). Finding, recording, resuming and reporting are the same.
@@ -30,10 +32,10 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TextIO, cast
+from typing import Any, TextIO, cast
 
 from grader import result_json, text
-from grader.classwork import gradebook
+from grader.classwork import identities, regrade
 from grader.classwork.gradebook import Gradebook
 from grader.classwork.ingest import archives, recognise
 from grader.classwork.ingest.handed import Handed
@@ -66,6 +68,9 @@ class Summary:
     """Wall time of the run."""
     platform: str = "folder"
     """Whose layout the submissions were read in (`grader.classwork.ingest.recognise`)."""
+    regraded: tuple[str, ...] = ()
+    """What grading again changed, as `regrade.summary` lines; empty when nothing recorded
+    was graded again."""
 
 
 def student_of(relative: str, pattern: re.Pattern[str] | None) -> str | None:
@@ -272,22 +277,33 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
             out.mkdir(mode=0o700, parents=True)  # the students' reports: root's eyes only
         found, ignored, platform = gather(folder, out, pattern, platform, roster)
         book = Gradebook(out)
-        gradebook.identify(book, assignment.name, [(job.student, job.display_name,
+        identities.identify(book, assignment.name, [(job.student, job.display_name,
                                                     dict(job.ids)) for job in found if job.ids])
         known = {} if force else book.known_hashes(assignment.name)
         todo = [job for job in found if known.get((job.student, job.relative)) != job.sha256]
         report = _progress(progress or sys.stderr, len(todo), pool.label)
+        wanted = {(job.student, job.relative) for job in todo}
+        before = {(row.student, row.submission): stored
+                  for row, stored in book.recorded(assignment.name)
+                  if (row.student, row.submission) in wanted}
+        changes: list[regrade.Change] = []
         errors = _grade_all(pool, todo, out, book, report,
-                            options.limits if feedback else None)
+                            options.limits if feedback else None, before, changes)
+    changes.sort(key=lambda change: (change.student, change.submission))
+    saved = regrade.save(out, assignment.name, changes, len(before)) if before else None
     return Summary(len(todo), len(found) - len(todo), errors, tuple(ignored),
-                   time.monotonic() - started, platform)
+                   time.monotonic() - started, platform,
+                   tuple(regrade.summary(changes, len(before), saved)))
 
 
 def _grade_all(pool: Pool, todo: Sequence[Job], out: Path, book: Gradebook,
-               report: Callable[[Job, Result], None], feedback: Limits | None = None) -> int:
+               report: Callable[[Job, Result], None], feedback: Limits | None = None,
+               before: dict[tuple[str, str], dict[str, Any]] | None = None,
+               changes: list[regrade.Change] | None = None) -> int:
     """Grade `todo` in `pool`, writing and recording each result as it comes; the number of
-    errors. No more are handed to the pool than it grades at once, so that a Dask worker
-    that dies takes with it only the submissions it was grading."""
+    errors. Each result that replaces one in `before` is compared with it first, and what
+    changed goes in `changes`. No more are handed to the pool than it grades at once, so
+    that a Dask worker that dies takes with it only the submissions it was grading."""
     waiting = iter(todo)
     pending: dict[Future[Graded], Job] = {}
 
@@ -309,6 +325,12 @@ def _grade_all(pool: Pool, todo: Sequence[Job], out: Path, book: Gradebook,
                 # Reports first: a result in the gradebook always has its reports.
                 for job, graded in finished:
                     write_outputs(out, job, graded, feedback)
+                    old = (before or {}).get((job.student, job.relative))
+                    change = None if old is None else regrade.compare(
+                        job.student, job.relative, old,
+                        result_json.to_dict(graded.result, instructor=True))
+                    if change is not None and changes is not None:
+                        changes.append(change)
                 record([(job.student, job.relative, graded.result, job.submitted_at)
                         for job, graded in finished])
                 for job, graded in finished:

@@ -4,15 +4,17 @@ One row per (student, assignment, submission file). A batch commits the results 
 together in one transaction as soon as they are written, so a batch killed at any point loses
 at most the submissions in flight, and a rerun can skip every file whose hash is already
 recorded. Exports pick each student's best submission.
+
+The raw score is all it keeps of grading: the submission time is kept beside it, and the
+time policy, the roster and the overrides (`grader.classwork.grades`) are applied on top at
+every export, never stored in it.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -25,11 +27,8 @@ from grader.results import Result
 
 FILENAME = "gradebook.sqlite"
 FORMATS = ("csv", "canvas", "moodle")
-ROW_COLUMNS = "student, assignment, submission, sha256, status, score, max_score, graded_at"
-STORED = ("student, assignment, submission, sha256, status, score, max_score, result, "
-          "graded_at, submitted_at")
-Recorded = tuple[str, str, Result, datetime | None]
-"""What a batch records: (student, submission, result, when it was handed in)."""
+ROW_COLUMNS = ("student, assignment, submission, sha256, status, score, max_score, graded_at, "
+               "submitted_at")
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     student     TEXT NOT NULL,
@@ -43,15 +42,6 @@ CREATE TABLE IF NOT EXISTS results (
     graded_at   TEXT NOT NULL,
     submitted_at TEXT,
     PRIMARY KEY (student, assignment, submission)
-)
-"""
-IDENTITIES = """
-CREATE TABLE IF NOT EXISTS identities (
-    student      TEXT NOT NULL,
-    assignment   TEXT NOT NULL,
-    display_name TEXT NOT NULL,
-    ids          TEXT NOT NULL,
-    PRIMARY KEY (student, assignment)
 )
 """
 
@@ -76,6 +66,20 @@ class Row:
     """Points available."""
     graded_at: str
     """When it was recorded (UTC, ISO 8601)."""
+    submitted_at: datetime | None = None
+    """When the student handed it in (aware, UTC), as the platform's download says; None
+    when nothing says (a plain folder)."""
+
+    @classmethod
+    def stored(cls, *fields: Any) -> Row:
+        """A row as the table holds it: the submission time is ISO 8601 text there."""
+        student, assignment, submission, sha256, status, score, maximum, graded, when = fields
+        return cls(student, assignment, submission, sha256, status, score, maximum, graded,
+                   datetime.fromisoformat(when) if when else None)
+
+
+Graded = tuple[str, str, Result, "datetime | None"]
+"""What a batch records: (student, submission, result, submission time or None)."""
 
 
 class Gradebook:
@@ -86,10 +90,16 @@ class Gradebook:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as db:
             db.execute(SCHEMA)
-            db.execute(IDENTITIES)
-            columns = {row[1] for row in db.execute("PRAGMA table_info(results)")}
+            columns = {name for _, name, *_ in db.execute("PRAGMA table_info(results)")}
             if "submitted_at" not in columns:  # a gradebook from before submission times
                 db.execute("ALTER TABLE results ADD COLUMN submitted_at TEXT")
+
+    @contextmanager
+    def connect(self) -> Iterator[sqlite3.Connection]:
+        """A connection in one transaction, for the modules that keep tables of their own
+        here (`overrides`); errors become UsageErrors that name the file."""
+        with self._connect() as db:
+            yield db
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -108,18 +118,18 @@ class Gradebook:
             db.close()
 
     @contextmanager
-    def recorder(self) -> Iterator[Callable[[Sequence[Recorded]], None]]:
+    def recorder(self) -> Iterator[Callable[[Sequence[Graded]], None]]:
         """For a batch: one connection, and a function that stores the (student, submission,
-        result, submitted_at) it is given in one transaction, committed before it returns. WAL with
-        synchronous=NORMAL: a commit survives the batch being killed in any way (only a
-        power cut may lose the last ones), without an fsync per result."""
+        result, submission time) it is given in one transaction, committed before it
+        returns. WAL with synchronous=NORMAL: a commit survives the batch being killed in any
+        way (only a power cut may lose the last ones), without an fsync per result."""
         with self._connect() as db:
             db.execute("PRAGMA synchronous=NORMAL")
 
-            def record(graded: Sequence[Recorded]) -> None:
+            def record(graded: Sequence[Graded]) -> None:
                 with db:
-                    db.executemany(f"INSERT OR REPLACE INTO results ({STORED}) VALUES "
-                                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    db.executemany(f"INSERT OR REPLACE INTO results ({ROW_COLUMNS}, result) "
+                                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                    [_row(*item) for item in graded])
 
             yield record
@@ -141,11 +151,11 @@ class Gradebook:
 
     def rows(self, assignment: str | None = None) -> list[Row]:
         """Every recorded result, ordered by student and file."""
-        return [Row(*row) for row in self._select(ROW_COLUMNS, assignment)]
+        return [Row.stored(*row) for row in self._select(ROW_COLUMNS, assignment)]
 
     def recorded(self, assignment: str | None = None) -> list[tuple[Row, dict[str, Any]]]:
         """Every recorded result with its stored JSON result, ordered by student and file."""
-        return [(Row(*row[:-1]), json.loads(row[-1]))
+        return [(Row.stored(*row[:-1]), json.loads(row[-1]))
                 for row in self._select(ROW_COLUMNS + ", result", assignment)]
 
     def _select(self, columns: str, assignment: str | None) -> list[tuple[Any, ...]]:
@@ -168,15 +178,16 @@ class Gradebook:
 
 def _row(student: str, submission: str, result: Result,
          submitted_at: datetime | None = None) -> tuple[object, ...]:
-    """A result as a row of the table; the names and the result's text are stored `clean`,
-    as every reader of the file will show them."""
+    """A result as a row of the table (`ROW_COLUMNS`, then the result); the names and the
+    result's text are stored `clean`, as every reader of the file will show them."""
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    handed = None if submitted_at is None else \
-        submitted_at.astimezone(timezone.utc).isoformat(timespec="seconds")
+    if submitted_at is not None and submitted_at.utcoffset() is None:
+        raise ValueError(f"{submission}: a submission time needs its time zone")
+    submitted = None if submitted_at is None else \
+        submitted_at.astimezone(timezone.utc).isoformat()
     return (text.one_line(student), result.assignment, text.one_line(submission),
-            result.sha256, result.status.value, result.score, result.max_score,
-            json.dumps(result_json.to_dict(result, instructor=True), sort_keys=True), stamp,
-            handed)
+            result.sha256, result.status.value, result.score, result.max_score, stamp,
+            submitted, json.dumps(result_json.to_dict(result, instructor=True), sort_keys=True))
 
 
 def existing(folder: Path) -> Gradebook:
@@ -196,78 +207,3 @@ def best(rows: Sequence[Row]) -> dict[tuple[str, str], Row]:
         if key not in chosen or row.score > chosen[key].score:
             chosen[key] = row
     return chosen
-
-
-def export(rows: Sequence[Row], fmt: str, columns: dict[str, str] | None = None) -> str:
-    """The grade table as CSV: plain, Canvas's import layout, or Moodle's."""
-    if fmt not in FORMATS:
-        raise UsageError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-    chosen = best(rows)
-    assignments = sorted({row.assignment for row in rows})
-    students = sorted({row.student for row in rows})
-    columns = columns or {}
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-
-    def write(cells: Sequence[str]) -> None:
-        # Student names and paths come from submissions: no spreadsheet may run one.
-        writer.writerow([text.csv_cell(cell) for cell in cells])
-
-    if fmt == "csv":
-        write(["student", "assignment", "score", "max_score", "status", "submission",
-               "sha256", "graded_at"])
-        for (student, assignment), row in sorted(chosen.items()):
-            write([student, assignment, _num(row.score), _num(row.max_score), row.status,
-                   row.submission, row.sha256, row.graded_at])
-        return out.getvalue()
-    maxima = {a: max(r.max_score for r in rows if r.assignment == a) for a in assignments}
-    titles = [columns.get(a, a) for a in assignments]
-    if fmt == "canvas":
-        # Canvas matches students by Canvas ID, then SIS User ID, then SIS Login ID: the name
-        # read from the submission goes into SIS Login ID.
-        write(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *titles])
-        write(["Points Possible", "", "", "", "", *(_num(maxima[a]) for a in assignments)])
-        for student in students:
-            scores = [_num(chosen[(student, a)].score) if (student, a) in chosen else ""
-                      for a in assignments]
-            write([student, "", "", student, "", *scores])
-        return out.getvalue()
-    write(["ID number", *titles])  # Moodle: map "ID number" to the user field
-    for student in students:
-        write([student, *(_num(chosen[(student, a)].score) if (student, a) in chosen
-                          else "" for a in assignments)])
-    return out.getvalue()
-
-
-def _num(value: float) -> str:
-    """Points as the result JSON has them (`scoring.shown` rounded them already): 12.333333,
-    never 12.3333, and 2 for 2.0."""
-    return f"{value:.15g}"
-
-
-def identify(book: Gradebook, assignment: str,
-             people: Sequence[tuple[str, str, Mapping[str, str]]]) -> None:
-    """Keep each student's name and platform ids as the download gave them, beside their key
-    (student, display name, ids), replacing what an earlier download said."""
-    with book._connect() as db:
-        db.executemany("INSERT OR REPLACE INTO identities VALUES (?, ?, ?, ?)",
-                       [(text.one_line(student), assignment, text.one_line(name),
-                         json.dumps({text.one_line(k): text.one_line(v) for k, v in ids.items()},
-                                    sort_keys=True))
-                        for student, name, ids in people])
-
-
-def identities(book: Gradebook, assignment: str) -> dict[str, tuple[str, dict[str, str]]]:
-    """student -> (display name, platform ids), as the last download gave them."""
-    with book._connect() as db:
-        found = db.execute("SELECT student, display_name, ids FROM identities "
-                           "WHERE assignment = ?", (assignment,)).fetchall()
-    return {student: (name, json.loads(ids)) for student, name, ids in found}
-
-
-def submitted(book: Gradebook, assignment: str) -> dict[tuple[str, str], str | None]:
-    """(student, submission) -> when it was handed in (UTC, ISO 8601), or None."""
-    with book._connect() as db:
-        found = db.execute("SELECT student, submission, submitted_at FROM results "
-                           "WHERE assignment = ?", (assignment,)).fetchall()
-    return {(student, submission): when for student, submission, when in found}

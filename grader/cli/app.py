@@ -59,6 +59,7 @@ def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
         out.write(f"::stop-commands::{token}\n")
     try:
         args = parser.parse(argv)
+        args.err = err  # for warnings that must not mix with a command's output on stdout
         with contextlib.ExitStack() as stack:
             own_zygotes(args, stack)
             return int(handler(args)(args, out))

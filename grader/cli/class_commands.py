@@ -1,5 +1,6 @@
-"""The commands about a class's grades: `grade gradebook export`, `report` and `similar`,
-and `grade gradescope build` and `run` (the Gradescope autograder bundle)."""
+"""The commands about a class's grades: `grade gradebook report` and `similar` (export,
+override and log are in `term_commands`), and `grade gradescope build` and `run` (the
+Gradescope autograder bundle)."""
 
 from __future__ import annotations
 
@@ -18,25 +19,6 @@ from grader.spec import registry
 
 if TYPE_CHECKING:
     from grader.classwork import similarity
-
-
-def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
-    """`grade gradebook export`: the grade table, as CSV for a spreadsheet or an LMS."""
-    book = gradebook.existing(Path(args.out))
-    columns = {}
-    for item in args.column:
-        name, _, title = item.partition("=")
-        if not title:
-            raise UsageError(f"--column {item!r}: write ASSIGNMENT=TITLE, for example "
-                             "'udl_attention=Self-attention (1234)'")
-        columns[name] = title
-    rows = book.rows(args.assignment)
-    table = gradebook.export(rows, args.format, columns)
-    if args.output:
-        write(args.output, table)
-    else:
-        out.write(table)
-    return 0
 
 
 def cmd_class_report(args: argparse.Namespace, out: TextIO) -> int:
@@ -58,6 +40,16 @@ def cmd_class_report(args: argparse.Namespace, out: TextIO) -> int:
             write(target, render(report))
     if not any(target for target, _ in targets):
         out.write(classpage.markdown(report))
+    if any(getattr(args, flag) for flag in ("roster", "due", "late", "extensions")):
+        from grader.cli import term_commands
+
+        found = term_commands.sheet(args, gradebook.existing(Path(args.out)), args.assignment)
+        table = term_commands.grades_markdown(found)
+        if args.md:
+            with open(args.md, "a", encoding="utf-8") as stream:
+                stream.write(table)
+        if not any(target for target, _ in targets):
+            out.write(table)
     return 0
 
 

@@ -217,6 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "download, a folder of Git repositories, or a plain folder "
                              "(default: recognised)")
     _add_limits(grade_class)
+    _add_roster(grade_class)
     grade_class.set_defaults(handler="grade_commands:cmd_batch")
 
     book = commands.add_parser("gradebook", help="export the grades of a batch, or report on "
@@ -233,7 +234,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="column title in the LMS, e.g. 'udl_attention=Attention (1234)' "
                         "(Canvas matches its id in parentheses)")
     export.add_argument("--output", metavar="FILE", help="write here instead of stdout")
-    export.set_defaults(handler="class_commands:cmd_export")
+    export.add_argument("--comments", action="store_true",
+                        help="add a column with each student's one-line summary")
+    export.add_argument("--dry-run", action="store_true",
+                        help="write nothing: say which grades would change against the "
+                        "last export in this format")
+    _add_term(export)
+    export.set_defaults(handler="term_commands:cmd_export")
     report = book_commands.add_parser("report", help="what the class got wrong: scores, "
                                       "exercises, cases, misconceptions, cell errors and "
                                       "similar submissions, for the instructor")
@@ -245,7 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--json", metavar="FILE", help="write the numbers as JSON here "
                         "(with none of the three, the Markdown goes to stdout)")
     _add_similarity(report, required=False)
+    _add_term(report)
     report.set_defaults(handler="class_commands:cmd_class_report")
+    _add_override_commands(book_commands)
     similar = book_commands.add_parser("similar", help="rank pairs of students by the rare "
                                        "code they share (the template subtracted): a lead for "
                                        "a human look, never a verdict")
@@ -324,3 +333,45 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     """What `argv` asks for. Raises `CommandLineError` when it does not parse, and `Shown`
     for `--help` and `--version`."""
     return build_parser().parse_args(list(argv))
+
+
+def _add_roster(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--roster", metavar="CSV",
+                        help="the class roster as Canvas or Moodle exports it: students "
+                        "without a submission are listed as missing, submissions of "
+                        "students not on it are named")
+
+
+def _add_term(parser: argparse.ArgumentParser) -> None:
+    """The roster and the time policy, applied at every export and report."""
+    _add_roster(parser)
+    parser.add_argument("--due", metavar="WHEN", help="the deadline, ISO 8601 with its "
+                        "offset (2026-03-01T23:59:00-05:00), or local to --timezone")
+    parser.add_argument("--timezone", metavar="ZONE", help="IANA time zone of dates written "
+                        "without an offset (America/New_York)")
+    parser.add_argument("--late", metavar="POLICY", help="late penalty, a percentage of the "
+                        "points earned per hour or day started: '10%%/day,cap=50%%,grace=15m'")
+    parser.add_argument("--hard-deadline", metavar="WHEN", help="no credit after this")
+    parser.add_argument("--extensions", metavar="CSV", help="per-student deadlines, lines "
+                        "of student,due (a roster's extension column does the same)")
+
+
+def _add_override_commands(book_commands: Any) -> None:
+    """`grade gradebook override` and `grade gradebook log`."""
+    override = book_commands.add_parser("override", help="set a student's grade (or one "
+                                        "exercise's points) by hand, with a reason")
+    override.add_argument("target", nargs="+", metavar="STUDENT [EXERCISE] POINTS",
+                          help="with --clear, STUDENT [EXERCISE]")
+    override.add_argument("--reason", help="why (required; kept in the log)")
+    override.add_argument("--clear", action="store_true", help="remove the override")
+    override.add_argument("--by", help="who (default: the user running grade)")
+    override.add_argument("--out", default=".", metavar="OUT_DIR",
+                          help="the folder given to grade batch --out (default: here)")
+    override.add_argument("--assignment", help="the assignment, when the gradebook holds "
+                          "several")
+    _add_roster(override)
+    override.set_defaults(handler="term_commands:cmd_override")
+    log = book_commands.add_parser("log", help="every override and clear, in order")
+    log.add_argument("--out", default=".", metavar="OUT_DIR",
+                     help="the folder given to grade batch --out (default: here)")
+    log.set_defaults(handler="term_commands:cmd_log")

@@ -264,5 +264,7 @@ def record(submissions: Path, out: Path, assignment: str = "udl_attention") -> i
                      hashlib.sha256(path.read_bytes()).hexdigest(), "graded", 1.0, 1.0, result,
                      "2026-01-01T00:00:00+00:00"))
     with sqlite3.connect(out / FILENAME) as db:
-        db.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        db.executemany("INSERT INTO results (student, assignment, submission, sha256, status, "
+                       "score, max_score, result, graded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       rows)
     return len(rows)

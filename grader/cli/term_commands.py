@@ -1,0 +1,194 @@
+"""The commands of a term's grades: `grade gradebook export` (with the roster, the time policy
+and the overrides applied), `grade gradebook override` and `grade gradebook log`."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import getpass
+import math
+from pathlib import Path
+from typing import Any, TextIO
+
+from grader import text
+from grader.classwork import exports, gradebook, grades, overrides, policy, roster
+from grader.cli.output import write
+from grader.errors import UsageError
+
+
+def read_roster(args: argparse.Namespace) -> roster.Roster | None:
+    """The --roster, read, or None."""
+    if not getattr(args, "roster", None):
+        return None
+    return roster.read(Path(args.roster), policy.parse_zone(getattr(args, "timezone", None)))
+
+
+def sheet(args: argparse.Namespace, book: gradebook.Gradebook,
+          assignment: str | None) -> grades.Sheet:
+    """The grade sheet with the command's roster, time policy and the gradebook's overrides;
+    the submissions of students not on the roster are named on stderr."""
+    zone = policy.parse_zone(args.timezone)
+    due = policy.parse_time(args.due, zone, "--due") if args.due else None
+    hard = policy.parse_time(args.hard_deadline, zone, "--hard-deadline") \
+        if args.hard_deadline else None
+    late = policy.parse_late(args.late) if args.late else None
+    if (late or hard) and due is None:
+        raise UsageError("--late and --hard-deadline need --due, the deadline they count from")
+    extra = roster.extensions(Path(args.extensions), zone) if args.extensions else None
+    found = grades.compute(book.recorded(assignment), read_roster(args),
+                           policy.Policy(due, late, hard), extra, overrides.log(book),
+                           assignment)
+    for name in found.strangers:
+        args.err.write(f"grade: not on the roster {args.roster}: {text.one_line(name)} "
+                       "(listed under the name of their submission)\n")
+    return found
+
+
+def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
+    """`grade gradebook export`: the grade table, as CSV for a spreadsheet or an LMS."""
+    book = gradebook.existing(Path(args.out))
+    columns = {}
+    for item in args.column:
+        name, _, title = item.partition("=")
+        if not title:
+            raise UsageError(f"--column {item!r}: write ASSIGNMENT=TITLE, for example "
+                             "'udl_attention=Self-attention (1234)'")
+        columns[name] = title
+    found = sheet(args, book, args.assignment)
+    if args.dry_run:
+        for line in exports.dry_run(Path(args.out), args.format, found):
+            out.write(text.one_line(line) + "\n")
+        return 0
+    hashes = {(row.student, row.assignment): (row.sha256, row.graded_at)
+              for row in gradebook.best(book.rows(args.assignment)).values()}
+    table = exports.render(found, args.format, columns, args.comments, hashes)
+    if args.output:
+        write(args.output, table)
+    else:
+        out.write(table)
+    exports.remember(Path(args.out), args.format, found)
+    return 0
+
+
+def cmd_override(args: argparse.Namespace, out: TextIO) -> int:
+    """`grade gradebook override`: record a grade given by hand, or clear one."""
+    if not (args.reason or "").strip():
+        raise UsageError("--reason is required: say why, for the log (for example "
+                         "--reason 'regrade request: case 3 accepted')")
+    book = gradebook.existing(Path(args.out))
+    recorded = book.recorded()
+    assignment = _assignment(args, {row.assignment for row, _ in recorded}, book)
+    mine = [(row, stored) for row, stored in recorded if row.assignment == assignment]
+    wanted = 2 if args.clear else 3
+    if not wanted - 1 <= len(args.target) <= wanted:
+        raise UsageError("write STUDENT [EXERCISE] POINTS" if not args.clear else
+                         "with --clear, write STUDENT [EXERCISE]")
+    points: float | None = None
+    if not args.clear:
+        try:
+            points = float(args.target[-1])
+        except ValueError:
+            points = math.nan
+        if not math.isfinite(points) or points < 0:
+            raise UsageError(f"points {args.target[-1]!r}: give a number of points, 0 or more")
+    student = _student(args.target[0], mine, read_roster(args), book)
+    exercise = args.target[1] if len(args.target) == wanted else ""
+    best = gradebook.best([row for row, _ in mine if row.student == student])
+    row_stored = next(((r, s) for r, s in mine if best and r == best[student, assignment]),
+                      None)
+    maximum, raw = _points(exercise, row_stored, mine, assignment)
+    if points is not None and points > maximum:
+        raise UsageError(f"{points:.15g} points is more than the {maximum:.15g} "
+                         f"{'exercise ' + exercise if exercise else assignment} is worth; "
+                         f"give at most {maximum:.15g}")
+    key = (student.lower(), assignment, exercise)
+    current = overrides.in_force(overrides.log(book)).get(key)
+    if args.clear and current is None:
+        raise UsageError(f"{student} has no override of "
+                         f"{exercise or assignment} to clear (see grade gradebook log)")
+    old = f"{current.points:.15g} (override)" if current and current.points is not None \
+        else ("missing" if raw is None else f"{raw:.15g}")
+    entry = overrides.Entry(overrides.now(), args.by or getpass.getuser(), student,
+                            assignment, exercise, points, old, text.one_line(args.reason))
+    overrides.add(book, entry)
+    out.write(f"recorded: {text.one_line(entry.line())}\n")
+    return 0
+
+
+def cmd_log(args: argparse.Namespace, out: TextIO) -> int:
+    """`grade gradebook log`: every override and clear, in order."""
+    book = gradebook.existing(Path(args.out))
+    entries = overrides.log(book)
+    for entry in entries:
+        out.write(text.one_line(entry.line()) + "\n")
+    if not entries:
+        out.write(f"no overrides in {book.path}\n")
+    return 0
+
+
+def _assignment(args: argparse.Namespace, names: set[str], book: gradebook.Gradebook) -> str:
+    if args.assignment:
+        if args.assignment not in names:
+            raise UsageError(f"{book.path} has no results of {args.assignment!r}; it holds "
+                             f"{', '.join(sorted(names)) or 'none'}")
+        return str(args.assignment)
+    if len(names) != 1:
+        raise UsageError(f"{book.path} holds {', '.join(sorted(names)) or 'no results'}: "
+                         "pass --assignment NAME")
+    return next(iter(names))
+
+
+def _student(name: str, mine: list[tuple[gradebook.Row, dict[str, Any]]],
+             found: roster.Roster | None, book: gradebook.Gradebook) -> str:
+    """The student as the gradebook (or, with no submission, the roster) names them."""
+    keys = sorted({row.student for row, _ in mine})
+    lower = {key.lower(): key for key in keys}
+    if name.lower() in lower:
+        return lower[name.lower()]
+    if found is not None:
+        matched, _ = found.match([name, *keys])
+        if name in matched:
+            for key in keys:
+                if matched.get(key) == matched[name]:
+                    return key
+            return matched[name].key
+    known = keys + ([s.key for s in found.students] if found else [])
+    close = difflib.get_close_matches(name, known, n=5, cutoff=0.5)
+    raise UsageError(f"{book.path}: no student {name!r}" + (
+        f"; did you mean {', '.join(close)}?" if close else
+        "; `grade gradebook export` lists them") + ("" if found else
+                                                      " (pass --roster for roster ids)"))
+
+
+def _points(exercise: str, chosen: tuple[gradebook.Row, dict[str, Any]] | None,
+            mine: list[tuple[gradebook.Row, dict[str, Any]]],
+            assignment: str) -> tuple[float, float | None]:
+    """What the exercise (or assignment) is worth, and what the student has now."""
+    if not exercise:
+        maximum = max((row.max_score for row, _ in mine), default=0.0)
+        return maximum, chosen[0].score if chosen else None
+    exercises = {ex["name"]: ex for _, stored in mine for ex in stored.get("exercises", [])}
+    if exercise not in exercises:
+        close = difflib.get_close_matches(exercise, list(exercises), n=5, cutoff=0.4)
+        raise UsageError(f"{assignment} has no exercise {exercise!r}; its exercises: "
+                         f"{', '.join(sorted(exercises))}" +
+                         (f" (did you mean {', '.join(close)}?)" if close else ""))
+    own = {ex["name"]: ex for ex in (chosen[1].get("exercises", []) if chosen else [])}
+    return float(exercises[exercise]["max_score"]), (
+        float(own[exercise]["score"]) if exercise in own else None)
+
+
+def grades_markdown(found: grades.Sheet) -> str:
+    """The grade sheet as a Markdown section for `grade gradebook report`."""
+    lines = ["", "## Grades", "", "| Student | Assignment | Status | Raw | Penalty | Final | "
+             "How |", "|---|---|---|---|---|---|---|"]
+    for grade in found.grades:
+        how = "; ".join(part for part in (grade.lateness.explanation, *grade.notes) if part)
+        cells = [grade.student, grade.assignment, grade.status, f"{grade.raw:.15g}",
+                 f"{grade.penalty:.15g}", f"{grade.final:.15g}/{grade.max_score:.15g}", how]
+        lines.append("| " + " | ".join(text.one_line(c).replace("|", "\\|") for c in cells)
+                     + " |")
+    if found.strangers:
+        lines += ["", "Not on the roster: " + ", ".join(text.one_line(s)
+                                                       for s in found.strangers)]
+    return "\n".join(lines) + "\n"
