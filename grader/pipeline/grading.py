@@ -70,6 +70,9 @@ class Options:
     zygotes: Zygotes | None = field(default=None, compare=False, repr=False)
     """The warm interpreters of the command that grades (`zygote.Zygotes`, `--engine fast`);
     with None, each grading starts its own and stops it when it is done."""
+    fork_every_call: bool = False
+    """Every call in a fork of its own, never in a shared call process (the tests' yardstick
+    for `call_process`; no flag sets it)."""
 
 
 def failed_result(assignment: Assignment, submission: str, error: str,
@@ -275,7 +278,8 @@ def _session(submission: Submission, assignment: Assignment, options: Options,
             module_name="__main__" if submission.kind == "notebook" else "submission",
             on_error=options.on_error, engine=options.engine,
             watch=tuple(exercise.name for exercise in assignment.exercises),
-            closed=closed(assignment, Path(submission.path), options), zygotes=options.zygotes)
+            closed=closed(assignment, Path(submission.path), options), zygotes=options.zygotes,
+            fork_every_call=options.fork_every_call)
     except ValueError as exc:
         raise UsageError(f"{exc}; use --engine {'|'.join(e.value for e in Engine)} and "
                          f"--on-error {'|'.join(o.value for o in OnError)}") from None

@@ -13,9 +13,10 @@ What the picture covers, and how:
   their own attributes, generators and iterators by how far they have run, random
   generators by their state.
 - **Modules**: every attribute of the modules the notebook names (`np`, `torch`, `math`),
-  of their submodules, and of the modules a call most often changes (`numpy`,
-  `numpy.random`, `random`, `math`, `os`, `sys`, `builtins`, `functools`, `torch`,
-  `torch.nn`), by identity; and which modules are imported.
+  of their submodules, of the modules its functions come from, and of the modules a call
+  most often changes (`numpy`, `numpy.random`, `random`, `math`, `os`, `sys`, `builtins`,
+  `functools`, `torch`, `torch.nn`), by identity; which modules are imported, and how many
+  attributes each other module has (one added anywhere is seen).
 - **The interpreter and the process**: numpy's, Python's and torch's global random states,
   numpy's error and print settings, torch's grad mode and default dtype, the environment,
   the working folder, `sys.path`, the recursion limit, trace and profile hooks, the standard
@@ -278,7 +279,9 @@ def _modules(named: dict[int, types.ModuleType]) -> Hashable:
     for key in sorted(chosen):
         attributes = vars(chosen[key])
         pictures.append((key, tuple(attributes), tuple(map(id, attributes.values()))))
-    return tuple(pictures), tuple(sys.modules)
+    # Of every other module, how many attributes it has: one added anywhere is seen.
+    sizes = tuple(len(getattr(module, "__dict__", ())) for module in list(sys.modules.values()))
+    return tuple(pictures), tuple(sys.modules), sizes
 
 
 def _interpreter() -> Hashable:

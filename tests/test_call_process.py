@@ -1,0 +1,204 @@
+"""Calls share a forked call process only while each leaves the notebook's state as it found it.
+
+Each function below answers wrongly the first time it runs in a process and rightly once it
+finds the mark its first call left, each through another place a function can keep state in.
+Called three times, it must answer wrongly three times: each call after one that left a
+mark runs in a fresh fork, as if every call had a fork of its own (`fork_every_call`, the
+yardstick). A pure function, called three times, shares one process (the mechanism is used).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from grader import result_json
+from grader.pipeline import grading, loading
+from grader.sandbox.limits import Limits
+from grader.sandbox.session import SandboxConfig, Session
+from grader.spec import registry
+from tests.helpers.corpus import CORPUS
+
+RIGHT = "np.exp(x - x.max()) / np.exp(x - x.max()).sum()"
+WRONG = "np.zeros_like(x)"
+
+# name -> (set-up at the top of the module, the test for "a call ran here before", the mark)
+CHANNELS = {
+    "global rebound": ("SEEN = False", "SEEN", "globals()['SEEN'] = True"),
+    "global list": ("SEEN = []", "SEEN", "SEEN.append(1)"),
+    "global array changed in place": ("SEEN = np.zeros(3)", "SEEN[0] == 1", "SEEN[0] = 1"),
+    "global dict in a dict": ("SEEN = {'a': {}}", "SEEN['a']", "SEEN['a']['b'] = 1"),
+    "object attribute": ("class Box:\n    pass\nBOX = Box()", "hasattr(BOX, 'seen')",
+                         "BOX.seen = True"),
+    "class attribute": ("class Flag:\n    seen = False", "Flag.seen", "Flag.seen = True"),
+    "module attribute (numpy)": ("", "hasattr(np, '_seen')", "np._seen = True"),
+    "module attribute (math)": ("import math", "hasattr(math, '_seen')", "math._seen = 1"),
+    "module attribute (not named by the notebook)": (
+        "", "hasattr(__import__('json'), '_seen')", "__import__('json')._seen = 1"),
+    "builtins": ("import builtins", "hasattr(builtins, '_seen')", "builtins._seen = 1"),
+    "numpy's global random state": ("START = np.random.get_state()[2]",
+                                    "np.random.get_state()[2] != START", "np.random.rand()"),
+    "numpy Generator": ("RNG = np.random.default_rng(0)\nSTART = RNG.bit_generator.state",
+                        "RNG.bit_generator.state != START", "RNG.random()"),
+    # Python's random reseeds itself in each fork: the mark is a seed of the function's own.
+    "Python's random": ("import random\nrandom.seed(7)\nSEEDED = random.getstate()",
+                        "random.getstate() == SEEDED", "random.seed(7)"),
+    "a cache in a closure": ("def _make():\n    cache = {}\n    def mark():\n"
+                             "        return cache.setdefault('seen', len(cache))\n"
+                             "    def seen():\n        return bool(cache)\n"
+                             "    return mark, seen\nMARK, CACHED = _make()",
+                             "CACHED()", "MARK()"),
+    "functools.lru_cache": ("import functools\n@functools.lru_cache(maxsize=None)\n"
+                            "def helper(n):\n    return n",
+                            "helper.cache_info().currsize", "helper(1)"),
+    "a default argument": ("def remember(memo=[]):\n    memo.append(1)\n    return memo",
+                           "len(remember()) > 1", "pass"),
+    "a function attribute": ("def helper():\n    pass", "hasattr(helper, 'seen')",
+                             "helper.seen = True"),
+    "an iterator": ("IT = iter(range(100))", "next(IT) > 0", "pass"),
+    "a generator": ("def _count():\n    n = 0\n    while True:\n        yield n\n        n += 1\n"
+                    "GEN = _count()", "next(GEN) > 0", "pass"),
+    "the environment": ("import os", "'SEEN' in os.environ", "os.environ['SEEN'] = '1'"),
+    "sys.path": ("import sys", "'/seen' in sys.path", "sys.path.append('/seen')"),
+    "an imported module": ("import sys", "'colorsys' in sys.modules", "import colorsys"),
+    "the working folder": ("import os", "os.getcwd() == '/'", "os.chdir('/')"),
+    "numpy's error settings": ("START = np.geterr()", "np.geterr() != START",
+                               "np.seterr(all='ignore')"),
+    "the recursion limit": ("import sys\nSTART = sys.getrecursionlimit()",
+                            "sys.getrecursionlimit() != START",
+                            "sys.setrecursionlimit(START + 1)"),
+    "a signal handler": ("import signal", "signal.getsignal(signal.SIGUSR1) is not "
+                         "signal.SIG_DFL", "signal.signal(signal.SIGUSR1, lambda *a: None)"),
+    "an open descriptor": ("import os", "os.path.exists('/proc/self/fd/77')",
+                           "os.dup2(0, 77, inheritable=False)"),
+    "a thread": ("import threading, time",
+                 "any(t.name == 'seen' for t in threading.enumerate())",
+                 "threading.Thread(target=time.sleep, args=(30,), name='seen', "
+                 "daemon=True).start()"),
+    "torch's random state": ("import torch\nSTART = torch.get_rng_state().clone()",
+                             "not torch.equal(torch.get_rng_state(), START)", "torch.rand(1)"),
+}
+
+
+def source(setup: str, seen: str, mark: str) -> str:
+    return (f"import numpy as np\n{setup}\n\n"
+            f"def softmax(x):\n    x = np.asarray(x, dtype=float)\n"
+            f"    if {seen}:\n        return {RIGHT}\n    {mark}\n    return {WRONG}\n")
+
+
+def three_calls(make_submission, text: str, **config: object) -> list:
+    """The outcomes of three calls of softmax in one group, after the module ran."""
+    path = make_submission(text, name="alice_udl_attention")
+    submission = loading.load(path, Limits(), "udl_attention")
+    x = np.array([0.5, -1.0, 2.0])
+    with Session(SandboxConfig(preload=("numpy",), watch=("softmax",),
+                               module_name="submission", **config)) as session:
+        cells = session.run(submission)
+        assert all(cell.status.value == "ok" for cell in cells), cells
+        return [session.call("softmax", "function", (x,), {}, None, group="hidden")
+                for _ in range(3)]
+
+
+@pytest.mark.parametrize("channel", sorted(CHANNELS))
+def test_a_call_that_leaves_a_mark_gives_the_next_call_a_fresh_fork(make_submission, channel):
+    outcomes = three_calls(make_submission, source(*CHANNELS[channel]))
+    assert [o.status.value for o in outcomes] == ["passed"] * 3, outcomes
+    assert [float(np.abs(o.value).sum()) for o in outcomes] == [0.0] * 3, \
+        f"{channel}: a later call saw what the first left behind"
+    assert [o.reused for o in outcomes] == [False] * 3
+
+
+def test_a_pure_function_shares_one_process_and_answers_the_same(make_submission):
+    pure = source("", "True", "pass")
+    shared = three_calls(make_submission, pure)
+    assert [o.reused for o in shared] == [False, True, True]
+    alone = three_calls(make_submission, pure, fork_every_call=True)
+    assert [o.reused for o in alone] == [False, False, False]
+    for one, other in zip(shared, alone, strict=True):
+        np.testing.assert_array_equal(one.value, other.value)
+    assert float(shared[0].value.sum()) == pytest.approx(1.0)
+
+
+def test_a_call_that_fails_gives_the_next_call_a_fresh_fork(make_submission):
+    flaky = ("import numpy as np\nCALLS = []\n\ndef softmax(x):\n    CALLS.append(1)\n"
+             "    raise ValueError('no')\n")
+    outcomes = three_calls(make_submission, flaky)
+    assert [o.status.value for o in outcomes] == ["error"] * 3
+    assert [o.reused for o in outcomes] == [False] * 3
+
+
+def test_public_and_hidden_calls_never_share_a_process(make_submission):
+    path = make_submission(source("", "True", "pass"), name="alice_udl_attention")
+    submission = loading.load(path, Limits(), "udl_attention")
+    x = np.array([1.0, 2.0])
+    with Session(SandboxConfig(preload=("numpy",), watch=("softmax",),
+                               module_name="submission")) as session:
+        session.run(submission)
+        groups = ["public", "public", "hidden", "hidden", "public"]
+        reused = [session.call("softmax", "function", (x,), {}, None, group=group).reused
+                  for group in groups]
+    assert reused == [False, True, False, True, False]
+
+
+def test_a_case_that_fails_in_a_shared_process_is_judged_in_a_fresh_one(make_submission,
+                                                                       monkeypatch):
+    """Right the first time in a process, wrong after: what a case left must never cost a
+    point, so every failing reused call is called again alone, and that answer counts."""
+    honest = source("", "True", "pass")
+    # It leaves no mark, so its calls share a process; the test spoils every answer of a
+    # reused process by hand, as a mark that the state picture missed would.
+    original = Session.call
+    fresh_calls = []
+
+    def spoil(self, name, kind, args, init, tensors, at="end", max_bytes=1 << 20,
+              group="", fresh=False):
+        fresh_calls.append(fresh)
+        outcome = original(self, name, kind, args, init, tensors, at, max_bytes, group, fresh)
+        if outcome.reused and not fresh:  # as if an unseen mark had spoilt the answer
+            return replace(outcome, value=np.zeros_like(np.asarray(outcome.value)))
+        return outcome
+
+    monkeypatch.setattr(Session, "call", spoil)
+    path = make_submission(honest, name="alice_udl_attention")
+    result = grading.grade(path, registry.get("udl_attention"))
+    softmax = next(e for e in result.exercises if e.name == "softmax")
+    assert softmax.score == softmax.max_score
+    assert fresh_calls.count(True) >= 1  # the spoilt answers were asked again, alone
+
+
+def test_a_file_a_call_writes_is_seen_as_in_a_fork_of_its_own(make_submission):
+    """Files outlive a fork (the calls of a submission share its /tmp, and did before): a
+    call that writes one gives the next a fresh fork, and every answer is the yardstick's."""
+    text = source("import os", "os.path.exists('seen')", "open('seen', 'w').close()")
+    shared = three_calls(make_submission, text)
+    alone = three_calls(make_submission, text, fork_every_call=True)
+    sums = [float(np.abs(o.value).sum()) for o in shared]
+    assert sums == [float(np.abs(o.value).sum()) for o in alone] == [0.0, 1.0, 1.0]
+    assert [o.reused for o in shared] == [False, False, True]
+
+
+def test_a_namespace_too_large_to_picture_gets_a_fork_per_call(make_submission):
+    big = source("BIG = np.ones(1 << 20)", "True", "pass")  # 8 MiB: past state.MAX_BYTES
+    assert [o.reused for o in three_calls(make_submission, big)] == [False] * 3
+
+
+def test_grading_with_shared_call_processes_equals_a_fork_per_call(make_submission):
+    """The same submissions graded both ways give the same results, message for message."""
+    udl = registry.get("udl_attention")
+    paths = [CORPUS / "udl_attention" / name for name in ("loops.ipynb", "seed002.ipynb",
+                                                          "vectorised.py")]
+    paths.append(make_submission(source(*CHANNELS["global list"]),
+                                 name="marks_udl_attention"))
+
+    def graded(**options: object) -> list[dict]:
+        results = []
+        for path in paths:
+            result = grading.grade(path, udl, grading.Options(**options))
+            data = result_json.to_dict(result, instructor=True)
+            data.pop("duration_s")
+            results.append(data)
+        return results
+
+    assert graded() == graded(fork_every_call=True)
