@@ -9,8 +9,6 @@ yardstick). A pure function, called three times, shares one process (the mechani
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 
@@ -77,6 +75,12 @@ CHANNELS = {
                  "any(t.name == 'seen' for t in threading.enumerate())",
                  "threading.Thread(target=time.sleep, args=(30,), name='seen', "
                  "daemon=True).start()"),
+    "sys.argv changed in place": ("import sys", "'--seen' in sys.argv",
+                                  "sys.argv.append('--seen')"),
+    "numpy's error callback": ("", "np.geterrcall() is not None", "np.seterrcall(print)"),
+    "the signal mask": ("import signal", "signal.SIGUSR2 in signal.pthread_sigmask("
+                        "signal.SIG_BLOCK, [])", "signal.pthread_sigmask(signal.SIG_BLOCK, "
+                        "[signal.SIGUSR2])"),
     "torch's random state": ("import torch\nSTART = torch.get_rng_state().clone()",
                              "not torch.equal(torch.get_rng_state(), START)", "torch.rand(1)"),
 }
@@ -142,30 +146,36 @@ def test_public_and_hidden_calls_never_share_a_process(make_submission):
     assert reused == [False, True, False, True, False]
 
 
-def test_a_case_that_fails_in_a_shared_process_is_judged_in_a_fresh_one(make_submission,
-                                                                       monkeypatch):
-    """Right the first time in a process, wrong after: what a case left must never cost a
-    point, so every failing reused call is called again alone, and that answer counts."""
-    honest = source("", "True", "pass")
-    # It leaves no mark, so its calls share a process; the test spoils every answer of a
-    # reused process by hand, as a mark that the state picture missed would.
+def test_no_case_is_asked_twice_so_no_answer_learns_that_the_first_failed(make_submission,
+                                                                          monkeypatch):
+    """A function that marks each input it is given in a file answers one way the first time
+    and another when asked the same inputs again: a second ask after a failure would tell it
+    that its first answer failed. It scores what a fork per call gives it, and the grader
+    never asks a case's inputs twice at one place."""
+    marks = ("import os, zlib\nimport numpy as np\n\ndef softmax(x):\n"
+             "    x = np.asarray(x, dtype=float)\n"
+             "    mark = f'asked-{zlib.crc32(x.tobytes())}'\n"
+             "    if not os.path.exists(mark):\n        open(mark, 'w').close()\n"
+             f"        return {WRONG}\n    return {RIGHT}\n")
+    asked: list[tuple[str, bytes, str]] = []
     original = Session.call
-    fresh_calls = []
 
-    def spoil(self, name, kind, args, init, tensors, at="end", max_bytes=1 << 20,
-              group="", fresh=False):
-        fresh_calls.append(fresh)
-        outcome = original(self, name, kind, args, init, tensors, at, max_bytes, group, fresh)
-        if outcome.reused and not fresh:  # as if an unseen mark had spoilt the answer
-            return replace(outcome, value=np.zeros_like(np.asarray(outcome.value)))
-        return outcome
+    def spy(self, name, kind, args, *rest, **options):
+        asked.append((name, np.asarray(args[0]).tobytes(), options.get("at", "end")))
+        return original(self, name, kind, args, *rest, **options)
 
-    monkeypatch.setattr(Session, "call", spoil)
-    path = make_submission(honest, name="alice_udl_attention")
-    result = grading.grade(path, registry.get("udl_attention"))
-    softmax = next(e for e in result.exercises if e.name == "softmax")
-    assert softmax.score == softmax.max_score
-    assert fresh_calls.count(True) >= 1  # the spoilt answers were asked again, alone
+    monkeypatch.setattr(Session, "call", spy)
+    path = make_submission(marks, name="alice_udl_attention")
+    udl = registry.get("udl_attention")
+
+    def softmax_score(**options: object) -> float:
+        result = grading.grade(path, udl, grading.Options(**options))
+        return next(e.score for e in result.exercises if e.name == "softmax")
+
+    assert softmax_score() == 0
+    softmax_asks = [ask for ask in asked if ask[0] == "softmax"]
+    assert len(softmax_asks) == len(set(softmax_asks)) > 0
+    assert softmax_score(fork_every_call=True) == 0
 
 
 def test_a_file_a_call_writes_is_seen_as_in_a_fork_of_its_own(make_submission):

@@ -277,3 +277,36 @@ def softmax(items_in):
         "weights-not-normalised", "The attention weights do not sum to 1 for every query.")
     # On the public case the student's own numbers are said.
     assert "yours sum to between" in checks["vector"].diagnosis.message
+
+
+# Keeps the cells' output channel under another descriptor, and writes its inputs there at
+# every call: past the call's own output file, straight onto what the cells print.
+WRITES_TO_THE_CELLS_CHANNEL = '''import os
+import numpy as np
+
+KEPT = os.dup(1)
+
+def softmax(items_in):
+    os.write(KEPT, f"n={len(items_in)} inputs={list(np.round(items_in, 6))}\\n".encode())
+    e = np.exp(items_in - np.max(items_in))
+    return e / e.sum()
+'''
+
+
+@pytest.mark.parametrize("engine", ["fast", "kernel"])
+def test_what_reaches_the_cells_channel_during_hidden_calls_is_the_instructors(tmp_path,
+                                                                              engine):
+    """Found by an outside review: hidden inputs written on a descriptor kept from a cell
+    reached every student format. What arrives once the hidden cases have begun is kept for
+    the instructor, and one line says so; what public calls wrote there stays shown."""
+    path = tmp_path / "alice_udl_attention.py"
+    path.write_text(WRITES_TO_THE_CELLS_CHANNEL)
+    result = grading.grade(path, UDL, grading.Options(limits=OPTIONS.limits, engine=engine))
+    assert result.exercises[0].score == 1.0
+    for name, text in student_texts(result).items():
+        assert [value for value in hidden_inputs() if value in text] == [], name
+    if engine == "fast":  # the kernel engine's calls never write on the cells' channel
+        assert all(value in result.output for value in public_inputs())
+        assert "printed outside any call while the hidden checks ran; it is not shown" \
+            in result.output
+        assert all(value in result.hidden_output for value in hidden_inputs())

@@ -23,6 +23,9 @@ from grader.sandbox.limits import cap
 from grader.sandbox.session import CallOutcome, Session
 from grader.spec import references
 
+LATE_PRINTED = "[grader] printed outside any call while the hidden cases ran:\n"
+LATE_NOTE = ("[grader] something was printed outside any call while the hidden checks ran; it "
+             "is not shown, since it could show their hidden inputs")
 REPLY_FLOOR = 1 << 20
 REPLY_FACTOR = 16
 LATE = ("passes right after the cell that defines it, but not at the end of the notebook: a "
@@ -65,6 +68,8 @@ def grade_calls(session: Session, assignment: Assignment, stored: references.Ref
     for visibility in (Visibility.PUBLIC, Visibility.HIDDEN):
         if public_only and visibility is Visibility.HIDDEN:
             break
+        if visibility is Visibility.HIDDEN:
+            session.seal_output()  # what is printed from now on may show hidden inputs
         for exercise in assignment.exercises:
             for case in exercise.cases:
                 if case.visibility is visibility:
@@ -93,10 +98,11 @@ HIDDEN_PRINTED = ("[grader] {count} of the hidden checks' calls printed somethin
                   "shown, since it could show their hidden inputs")
 
 
-def outputs(cells: str, calls: Sequence[Call], limit: int) -> tuple[str, str]:
+def outputs(cells: str, calls: Sequence[Call], limit: int, late: str = "") -> tuple[str, str]:
     """(what students see, what only the instructor sees) of a submission's output: the
     cells' output (capped already) and the public calls' under a line naming each call; one
-    line saying that hidden calls printed, whose output goes to the second text alone."""
+    line saying that hidden calls printed, whose output goes to the second text alone, with
+    `late`, what reached the cells' channel once hidden cases had begun."""
     shown: list[str] = []
     kept: list[str] = []
     for call in calls:
@@ -104,10 +110,13 @@ def outputs(cells: str, calls: Sequence[Call], limit: int) -> tuple[str, str]:
             continue
         label = f"[grader] {call.exercise}, case '{call.check.name}', printed:\n{call.printed}"
         (kept if call.hidden else shown).append(label)
-    calls_text = cap("\n".join(shown), limit)
+    notes = [cap("\n".join(shown), limit)]
     if kept:
-        calls_text = "\n".join(filter(None, [calls_text, HIDDEN_PRINTED.format(count=len(kept))]))
-    return "\n".join(filter(None, [cells, calls_text])), cap("\n".join(kept), limit)
+        notes.append(HIDDEN_PRINTED.format(count=len(kept)))
+    if late:
+        notes.append(LATE_NOTE)
+        kept.insert(0, LATE_PRINTED + late)
+    return "\n".join(filter(None, [cells, *notes])), cap("\n".join(kept), limit)
 
 
 _RAISED = re.compile(r"raised (?P<name>[A-Za-z_]\w*)(?P<said>.*?)(?P<where> \(line \d+\))?",
@@ -193,17 +202,12 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
 def _call(session: Session, exercise: Exercise, case: Case, inputs: tuple[object, ...],
           at: str, expected: references.Outputs, context: Context
           ) -> tuple[CallOutcome, Judgement | None]:
-    """One call of the case, and its judgement when it returned. A case that fails in a call
-    process that another call ran in before is called again in a fresh fork, whose outcome
-    counts: a failure is always the function's own, never what an earlier case left behind
-    (`call_process`)."""
-    for fresh in (False, True):
-        outcome = session.call(exercise.name, exercise.kind, inputs, dict(case.init_kwargs),
-                               exercise.tensors, at=at, max_bytes=reply_limit(expected),
-                               group=case.visibility.value, fresh=fresh)
-        judged = None
-        if outcome.status is CheckStatus.PASSED:
-            judged = judgement(exercise, case, outcome.value, expected, inputs, context)
-        if not outcome.reused or (judged is not None and judged.passed):
-            break
-    return outcome, judged
+    """One call of the case, and its judgement when it returned. Never asked twice on the
+    same inputs after a failure: a second ask would tell the code that its first answer
+    failed (a mark in /tmp recognises the inputs), and let it answer otherwise."""
+    outcome = session.call(exercise.name, exercise.kind, inputs, dict(case.init_kwargs),
+                           exercise.tensors, at=at, max_bytes=reply_limit(expected),
+                           group=case.visibility.value)
+    if outcome.status is not CheckStatus.PASSED:
+        return outcome, None
+    return outcome, judgement(exercise, case, outcome.value, expected, inputs, context)

@@ -181,7 +181,8 @@ def _grade(path: Path, assignment: Assignment, options: Options,
                          fingerprint=prints[exercise.name])
                  for exercise in assignment.exercises], submission, cells)
             output, hidden_output = checking.outputs(session.captured_output(), calls,
-                                             options.limits.output_bytes)
+                                                     options.limits.output_bytes,
+                                                     session.late_output())
     except GraderError:
         raise
     except Exception as exc:  # our bug: this submission gets an error, the batch goes on

@@ -103,14 +103,24 @@ class Limits:
 
 @dataclass
 class CappedOutput:
-    """What the student's code printed, capped."""
+    """What the student's code printed, capped; once `seal`ed, what it prints after goes to
+    `late` instead (what printed while hidden cases ran: no student may see it)."""
 
     limit: int
     chunks: list[bytes] = field(default_factory=list)
     size: int = 0
     dropped: int = 0
+    late: CappedOutput | None = None
+
+    def seal(self) -> None:
+        """From now on, keep what arrives apart, in `late`."""
+        if self.late is None:
+            self.late = CappedOutput(self.limit)
 
     def add(self, chunk: bytes) -> None:
+        if self.late is not None:
+            self.late.add(chunk)
+            return
         room = self.limit - self.size
         if room > 0:
             self.chunks.append(chunk[:room])

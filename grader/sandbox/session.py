@@ -20,6 +20,7 @@ from grader.sandbox.inside.calling import NOT_IMPLEMENTED
 from grader.sandbox.inside.protocol import Reply
 from grader.sandbox.limits import CappedOutput, Engine, Limits, OnError, cap
 from grader.sandbox.resources import Resources
+from grader.sandbox.spares import Spare, Spares
 from grader.sandbox.transport import (
     MAX_REPLY_BYTES,
     PipeTransport,
@@ -27,7 +28,7 @@ from grader.sandbox.transport import (
     WorkerLost,
     WorkerStart,
 )
-from grader.sandbox.zygote import Zygotes
+from grader.sandbox.zygote import ZygoteLost, Zygotes
 from grader.submission import Cell, Submission
 
 GRACE_S = 2.0
@@ -80,8 +81,8 @@ class CallOutcome:
     """What the call printed (capped). The grader decides who sees it: a hidden case's call
     may print its inputs, so its output reaches no student."""
     reused: bool = False
-    """It ran in a call process that had served another call before it (`call_process`):
-    a failure there is checked again in a fresh fork."""
+    """The worker says that it ran in a call process that had served another call before
+    it (`call_process`). The student's code can forge it: it decides nothing."""
 
 
 def transport_for(config: SandboxConfig, offer: isolation.Offer,
@@ -126,25 +127,88 @@ class Session:
         self.close()
 
     def close(self) -> None:
-        """Kill the worker and everything it started; remove its folder, cgroup and lease."""
+        """Kill the worker and everything it started; remove its folder, cgroup and lease
+        (in the background, when the command keeps spare workers: `spares`)."""
+        resources, self._resources = self._resources, None
+        spares = self._spares()
+        if spares is not None and isinstance(self.transport, PipeTransport):
+            spares.retire(self.transport, resources)
+            return
         self.transport.close()
-        if self._resources is not None:
-            self._resources.close()
-            self._resources = None
+        if resources is not None:
+            resources.close()
+
+    def _spares(self) -> Spares | None:
+        """The command's spare workers, for a worker of the fast engine forked from the
+        command's zygotes; None for any other."""
+        zygotes = self.config.zygotes
+        if zygotes is None or self.config.engine is not Engine.FAST or not self.offer.namespaces:
+            return None
+        try:
+            return zygotes.keep("spares", Spares)
+        except ZygoteLost:
+            return None
+
+    def _spare_kind(self) -> tuple[object, ...]:
+        return (self.config.preload, self.limits)
+
+    def _make_spare(self) -> Spare | None:
+        """A worker like this session's, for the next session (`spares`)."""
+        resources = Resources(self.limits, self.offer)
+        transport = PipeTransport(self.offer, self.config.preload,
+                                  CappedOutput(self.limits.output_bytes), use_zygote=True,
+                                  zygotes=self.config.zygotes)
+        try:
+            confined = transport.start(resources)
+        except BaseException:
+            resources.close()
+            raise
+        if transport.worker is not WorkerStart.ZYGOTE:  # the zygote failed: none is spare
+            transport.close()
+            resources.close()
+            return None
+        return Spare(resources, transport, confined)
 
     def _start_worker(self) -> None:
+        spares = self._spares() if self._resources is None else None
+        if spares is not None:
+            spare = spares.take(self._spare_kind())
+            spares.prepare(self._spare_kind(), self._make_spare)  # the next session's
+            if spare is not None and self._adopt(spare):
+                return
         if self._resources is None:
             self._resources = Resources(self.limits, self.offer, closed=self.config.closed)
         confined = self.transport.start(self._resources)
-        hello = {"op": "hello", "preload": list(self.config.preload),
-                 "module_name": self.config.module_name, "watch": list(self.config.watch)}
         try:
-            reply, _ = self._request(hello, None, 60.0)
+            reply = self._hello()
         except WorkerLost as lost:
             self.transport.stop()
             raise SandboxError(f"the sandbox worker did not start ({lost.message}); run "
                                "`grade doctor` to see what this machine allows") from None
         self._accept(reply, confined)
+
+    def _adopt(self, spare: Spare) -> bool:
+        """Take a spare worker as this session's; False when it died waiting (its zygote was
+        killed, say): then the session starts its own."""
+        own = self.transport
+        self._resources, self.transport = spare.resources, spare.transport
+        spare.transport.output = self.output
+        try:
+            reply = self._hello()
+        except WorkerLost:
+            spare.transport.close()
+            spare.resources.close()
+            self._resources, self.transport = None, own
+            return False
+        own.close()
+        self._accept(reply, spare.confined)
+        return True
+
+    def _hello(self) -> dict[str, Any]:
+        """The worker's answer to `hello`, which tells it what to import and watch."""
+        hello = {"op": "hello", "preload": list(self.config.preload),
+                 "module_name": self.config.module_name, "watch": list(self.config.watch)}
+        return self._request(hello, None, 60.0)[0]
 
     def _accept(self, hello: dict[str, Any], confined: bool) -> None:
         """Check the worker's answer to `hello`: a worker confined less than planned is
@@ -316,9 +380,22 @@ class Session:
         return CallOutcome(CheckStatus.ERROR, message="the interpreter died during this call")
 
     def captured_output(self) -> str:
-        """What the student's code printed (capped), up to the last reply."""
+        """What the student's code printed (capped), up to the last reply, or up to
+        `seal_output`."""
         self.transport.settle()
         return self.output.text()
+
+    def seal_output(self) -> None:
+        """Keep what the student's code prints from now on apart from `captured_output`: the
+        grader calls this before the first hidden case, whose inputs a process of the
+        student's may print on the cells' channel (a descriptor kept from a cell)."""
+        self.transport.settle()
+        self.output.seal()
+
+    def late_output(self) -> str:
+        """What the student's code printed after `seal_output` (capped)."""
+        self.transport.settle()
+        return self.output.late.text() if self.output.late is not None else ""
 
 
 def _exec_request(cell: Cell, index: int, timeout: float) -> dict[str, Any]:

@@ -186,6 +186,11 @@ class PipeTransport:
     def alive(self) -> bool:
         return self._proc is not None
 
+    @property
+    def pid(self) -> int | None:
+        """The worker's process id (a zygote's: its middle process's), while it runs."""
+        return self._proc.pid if self._proc is not None else None
+
     def start(self, resources: Resources) -> bool:
         env, confined = resources.environment()
         proc: subprocess.Popen[bytes] | zygote.Forked | None = (
@@ -221,14 +226,19 @@ class PipeTransport:
         self.worker, self.started = WorkerStart.ZYGOTE, zygote.STARTED
         return forked
 
+    def kill(self) -> None:
+        """Kill the worker and everything it started, without waiting (`stop` waits)."""
+        proc = self._proc
+        if isinstance(proc, zygote.Forked):
+            proc.kill_all()
+        elif proc is not None:
+            isolation.kill_all(proc)
+
     def stop(self) -> None:
+        self.kill()
         proc, self._proc = self._proc, None
         if proc is None:
             return
-        if isinstance(proc, zygote.Forked):
-            proc.kill_all()
-        else:
-            isolation.kill_all(proc)
         for stream in (proc.stdin, proc.stdout):
             if stream is not None:
                 stream.close()

@@ -76,8 +76,9 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from grader.sandbox import isolation
 from grader.sandbox.inside.zygote_process import MAX_MESSAGE
@@ -86,6 +87,13 @@ BOOT = ("import sys; sys.path.insert(0, {parent!r}); import grader.sandbox.insid
         "from grader.sandbox.inside.zygote_process import serve; serve()")
 STARTED = ("started as a fork of a warm zygote interpreter that never ran student code or "
            "loaded a reference")
+
+
+class Closable(Protocol):
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=Closable)
 
 
 class ZygoteLost(Exception):
@@ -299,6 +307,7 @@ class Zygotes:
         self._clients: dict[tuple[str, ...], Client] = {}
         self._lock = threading.Lock()  # held while a zygote boots: one boot per preload set
         self._closed = False
+        self._kept: dict[str, Closable] = {}
 
     def __enter__(self) -> Zygotes:
         return self
@@ -361,8 +370,21 @@ class Zygotes:
         with self._lock:
             return dict(self._clients)
 
+    def keep(self, name: str, make: Callable[[], C]) -> C:
+        """What else the command keeps beside its zygotes, by name (`spares.Spares`): made on
+        first use, closed before the zygotes when the command ends."""
+        with self._lock:
+            if self._closed:
+                raise ZygoteLost("its command has finished")
+            kept = self._kept.setdefault(name, make())
+        return kept  # type: ignore[return-value]
+
     def close(self) -> None:
         """Stop every zygote (they also stop when this process exits); no new one starts."""
+        with self._lock:
+            kept, self._kept = list(self._kept.values()), {}
+        for item in kept:
+            item.close()
         with self._lock:
             self._closed = True
             for current in self._clients.values():

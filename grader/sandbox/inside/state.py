@@ -304,9 +304,28 @@ def _interpreter() -> Hashable:
         signal.getitimer(signal.ITIMER_REAL), signal.getitimer(signal.ITIMER_VIRTUAL),
         signal.getitimer(signal.ITIMER_PROF),
         tuple(resource.getrlimit(which) for which in _LIMITS),
-        gc.isenabled(), gc.get_threshold(), tuple(map(id, warnings.filters)),
+        gc.isenabled(), gc.get_threshold(), len(gc.garbage), tuple(map(id, warnings.filters)),
+        tuple(sys.argv), sys.getswitchinterval(), _int_digits(), _process(),
         id(warnings.showwarning), len(os.listdir("/proc/self/task")), children,
         tuple(sorted(os.listdir("/proc/self/fd"))))
+
+
+def _int_digits() -> int:
+    get = getattr(sys, "get_int_max_str_digits", None)
+    return get() if get is not None else 0
+
+
+def _process() -> Hashable:
+    """The process's signal mask, priority and CPUs, and the debugging hooks a call may set."""
+    faulthandler = sys.modules.get("faulthandler")
+    tracemalloc = sys.modules.get("tracemalloc")
+    copyreg = sys.modules.get("copyreg")
+    return (tuple(sorted(signal.pthread_sigmask(signal.SIG_BLOCK, ()))),
+            os.getpriority(os.PRIO_PROCESS, 0),
+            tuple(sorted(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else (),
+            faulthandler.is_enabled() if faulthandler is not None else None,
+            tracemalloc.is_tracing() if tracemalloc is not None else None,
+            tuple(map(id, copyreg.dispatch_table.values())) if copyreg is not None else ())
 
 
 def _handlers() -> Hashable:
@@ -328,6 +347,7 @@ def _libraries() -> Hashable:
         kind, keys, position, has_gauss, gauss = numpy.random.get_state()
         pictures += [kind, hashlib.blake2b(keys.tobytes(), digest_size=16).digest(),
                      position, has_gauss, gauss, tuple(sorted(numpy.geterr().items())),
+                     id(numpy.geterrcall()),
                      numpy.getbufsize(),
                      tuple(sorted((k, repr(v)) for k, v in numpy.get_printoptions().items()))]
     random = sys.modules.get("random")
