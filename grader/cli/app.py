@@ -13,7 +13,6 @@ from typing import TextIO
 
 from grader.cli import parser
 from grader.errors import GraderError
-from grader.sandbox.limits import Engine
 
 COMMANDS = ("run", "check", "batch")
 """The commands that grade here, with the engine of `--engine`."""
@@ -22,8 +21,11 @@ COMMANDS = ("run", "check", "batch")
 def wants_zygote(args: argparse.Namespace) -> bool:
     """Whether the parsed command grades here with the fork server (`--engine fast`, the
     default); a batch on a Dask cluster grades on the cluster's workers, not here."""
-    return (args.command in COMMANDS and not getattr(args, "dask", None)
-            and args.engine is Engine.FAST)
+    if args.command not in COMMANDS or getattr(args, "dask", None):
+        return False
+    from grader.sandbox.limits import Engine  # imported by the parse of such a command
+
+    return bool(args.engine is Engine.FAST)
 
 
 def own_zygotes(args: argparse.Namespace, stack: contextlib.ExitStack) -> None:
