@@ -316,6 +316,12 @@ def _references(refs: argparse.ArgumentParser) -> None:
     refs.set_defaults(handler="author_commands:cmd_references")
 
 
+def _serve(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument("--idle-timeout", type=float, default=0.0, metavar="S",
+                       help="stop after S seconds without a request (default 0: never)")
+    serve.set_defaults(handler="serve_command:cmd_serve")
+
+
 def build_parser(complete: bool = True) -> argparse.ArgumentParser:
     """The argument parser of `grade`. Each command's `handler` names the function that runs
     it, as "module:function" in `grader.cli`. Unless `complete`, a command's arguments are
@@ -347,6 +353,9 @@ def build_parser(complete: bool = True) -> argparse.ArgumentParser:
                          "mistakes (exit 1 when there is one)")
     commands.add_command("references", _references, help="rebuild or verify the stored "
                          "reference outputs")
+    commands.add_command("serve", _serve, help="keep a warm grader that `grade run` and `grade "
+                         "check` of this grader use on this machine, through a socket only "
+                         "you can open; without it they grade on their own")
     if complete:
         commands.complete()
     return parser
