@@ -91,6 +91,16 @@ def test_without_a_server_nothing_is_served_and_nothing_printed(tmp_path, monkey
     assert (out.getvalue(), err.getvalue()) == ("", "")
 
 
+def test_a_socket_left_by_a_killed_server_is_passed_over(tmp_path, monkeypatch):
+    folder = _runtime(tmp_path, monkeypatch)
+    folder.mkdir(mode=0o700)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stale:
+        stale.bind(str(served.socket_path()))  # bound, never listening: nobody answers
+        out, err = io.StringIO(), io.StringIO()
+        assert served.served(RUN, out, err) is None
+    assert (out.getvalue(), err.getvalue()) == ("", "")
+
+
 def test_serve_refuses_a_folder_others_may_open(tmp_path, monkeypatch):
     folder = _runtime(tmp_path, monkeypatch)
     folder.mkdir(mode=0o777)
@@ -145,7 +155,7 @@ def test_a_served_run_prints_and_writes_what_a_run_alone_does(tmp_path):
                                  timeout=120)
         assert server.stdout.readline() == f"grade serve: check in {client}: exit 1\n"
     finally:
-        server.send_signal(signal.SIGINT)
+        server.send_signal(signal.SIGTERM)  # as `kill` and systemd stop it
         rest, _ = server.communicate(timeout=60)
     assert (graded.returncode, graded.stderr) == (alone.returncode, alone.stderr) == (0, "")
     assert _untimed(graded.stdout) == _untimed(alone.stdout)

@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import io
 import os
+import signal
 import socket
 import struct
 from dataclasses import dataclass
@@ -161,6 +162,13 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     out.write(f"grade serve: listening at {path}; `grade run` and `grade check` of this grader "
               "use it (Ctrl-C stops it)\n")
     out.flush()
+    terminated: list[int] = []
+
+    def terminate(signum: int, frame: object) -> None:  # `kill`, systemd: stop as on Ctrl-C
+        terminated.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, terminate)
     try:
         with Zygotes() as zygotes, listener:
             zygotes.prestart(())
@@ -168,7 +176,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
             from grader.cli import grade_commands  # noqa: F401  (warm: what a request runs)
 
             listener.settimeout(args.idle_timeout or None)
-            while True:
+            while not terminated:  # a request that SIGTERM cut short ends the loop here
                 try:
                     connection, _ = listener.accept()
                 except TimeoutError:
@@ -176,7 +184,9 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
                     return 0
                 connection.settimeout(None)
                 _serve_one(connection, warm, out)
+            raise KeyboardInterrupt
     finally:
+        signal.signal(signal.SIGTERM, previous)
         with contextlib.suppress(OSError):
             if os.stat(path).st_ino == identity:  # still ours, not a newer server's
                 os.unlink(path)
