@@ -9,10 +9,12 @@ values instead of mutating old ones.
 
 from __future__ import annotations
 
+import copy
 import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -65,7 +67,14 @@ class Case:
         return self.scored and self.visibility is Visibility.HIDDEN
 
     def inputs(self) -> Inputs:
-        """Return this case's inputs, regenerated from its seed."""
+        """Return this case's inputs, made from its seed. They are made once per process
+        (grading asks for them about twice per case); each call returns a deep copy of them,
+        so that a caller that changes an array in place changes nothing for the next one."""
+        return copy.deepcopy(self._made)
+
+    @cached_property
+    def _made(self) -> Inputs:
+        """The inputs as `make_inputs` made them, never handed out (`inputs` copies them)."""
         return self.make_inputs(np.random.default_rng(self.seed))
 
 

@@ -84,3 +84,44 @@ def test_the_entry_point_parses_before_it_imports_the_grading_machinery():
     assert done.stdout.strip() == str(['grader.cli', 'grader.cli.app', 'grader.cli.entry',
                                        'grader.cli.parser', 'grader.errors', 'grader.sandbox',
                                        'grader.sandbox.limits', 'grader.text'])
+
+
+def _imported_after(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running `code` in the project."""
+    done = subprocess.run([sys.executable, "-c", f"import sys; {code}; print(*sys.modules)"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60, check=True)
+    return set(done.stdout.split())
+
+
+def test_version_imports_neither_the_limits_nor_dataclasses():
+    imported = _imported_after(
+        "from grader.cli import app, parser\n"
+        "try: parser.parse(['--version'])\n"
+        "except parser.Shown: pass")
+    assert "grader.cli.parser" in imported
+    assert {"dataclasses", "inspect", "grader.sandbox.limits", "numpy"}.isdisjoint(imported)
+
+
+def test_a_parse_builds_the_arguments_of_its_command_only():
+    from grader.cli import parser
+
+    built = parser.build_parser(complete=False)
+    commands = built._subparsers._group_actions[0]
+    chosen = built.parse_args(["release", "udl_attention", "--out", "x"])
+    assert (chosen.command, chosen.assignment, chosen.out) == ("release", "udl_attention", "x")
+    assert sorted(commands.unbuilt) == sorted(set(commands.choices) - {"release"})
+    commands.complete()
+    assert commands.unbuilt == {}
+    assert "--fail-under" in {flag for action in commands.choices["run"]._actions
+                              for flag in action.option_strings}
+
+
+def test_grade_runs_module_imports_no_report_renderer_or_authoring():
+    heavy = {"jinja2", "nbconvert", "nbformat", "nbclient", "distributed", "dask", "sqlite3",
+             "matplotlib", "torch", "bleach", "IPython"}
+    imported = _imported_after("import grader.cli.grade_commands, grader.cli.parser")
+    assert "grader.pipeline.grading" in imported
+    assert {m.split(".")[0] for m in imported} & heavy == set()
+    assert [m for m in imported if m.startswith(("grader.authoring", "grader.report.html",
+                                                 "grader.report.markdown",
+                                                 "grader.classwork"))] == []

@@ -263,3 +263,22 @@ def g(X):
     assert [(w.value, w.line, w.divisor) for w in written["f"]] == [
         (2.0, 6, True), (3.0, 6, False), (4.0, 6, False), (16.0, 6, False),
         (3.0, 7, False), (5.0, 8, False)]
+
+
+def test_both_readings_share_one_parse_and_agree_with_their_own(make_submission,
+                                                                 monkeypatch):
+    submission = loading.load(make_submission(
+        ["N = 3\nH = 2", "def f(X):\n    return X.reshape(4, 3) * N / 2", "N = 6"]))
+    alone = (notebook_globals.globals_read(submission, ["f"]),
+             notebook_globals.numbers_written(submission, ["f"]))
+    parsed: list[str] = []
+    real = notebook_globals.ipython_syntax.parse
+    monkeypatch.setattr(notebook_globals.ipython_syntax, "parse",
+                        lambda source, *a: parsed.append(source) or real(source, *a))
+    statements = notebook_globals.top_level(submission)
+    shared = (notebook_globals.globals_read(submission, ["f"], statements=statements),
+              notebook_globals.numbers_written(submission, ["f"], statements=statements))
+    assert len(parsed) == 3  # once per cell, for both
+    assert shared == alone
+    assert alone[0] == {"f": {"N": (6.0, 3.0)}}
+    assert {w.value for w in alone[1]["f"]} == {4.0, 3.0, 2.0}

@@ -111,3 +111,25 @@ def test_inputs_are_deterministic():
     case = registry.get("udl_attention").exercise("self_attention").case("wide")
     for a, b in zip(case.inputs(), case.inputs(), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_references_file_is_read_once_until_it_changes(tmp_path, monkeypatch):
+    assignment = registry.get("udl_attention")
+    path = tmp_path / "udl_attention.npz"
+    shutil.copy(references.hidden_path("udl_attention"), path)
+    loads: list[object] = []
+    real_load = np.load
+    monkeypatch.setattr(np, "load", lambda *a, **k: loads.append(a) or real_load(*a, **k))
+    first = references.read(path, "udl_attention")
+    key = next(iter(first.outputs))
+    with pytest.raises(ValueError, match="read-only"):
+        first.outputs[key][0][...] = 0.0  # shared between reads: nobody may write into it
+    first.outputs.clear()  # each read has a mapping of its own
+    second = references.read(path, "udl_attention")
+    assert len(loads) == 1 and key in second.outputs and second.path == path
+    # Rewritten with other outputs: read again, whatever the clock's resolution.
+    changed = {k: tuple(a + 1.0 for a in v) for k, v in second.outputs.items()}
+    references.write(path, assignment, second.solution_sha256, changed)
+    third = references.read(path, "udl_attention")
+    assert len(loads) == 2
+    assert np.array_equal(third.outputs[key][0], second.outputs[key][0] + 1.0)

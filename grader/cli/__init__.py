@@ -7,9 +7,12 @@
   `gradescope`; `author_commands`: `list`, `assign`, `release`, `validate`, `references` and
   `doctor`.
 - `output`: writing the files a command was asked for.
+- `serve_command`: `grade serve`, a warm grader; `served`: where it listens, and the client
+  side that hands `grade run` and `grade check` to it when it runs.
 
-`entry` is the console script: it starts the fork server, when the command needs it,
-between the parse and the import of the command's modules.
+`entry` is the console script: it hands the command to a running `grade serve` when there is
+one; else it starts the fork server, when the command needs it, between the parse and the
+import of the command's modules.
 """
 
 from grader.cli.app import run

@@ -9,11 +9,13 @@ import contextlib
 import importlib
 import os
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from grader.cli import parser
 from grader.errors import GraderError
-from grader.sandbox.limits import Engine
+
+if TYPE_CHECKING:
+    from grader.sandbox.zygote import Zygotes
 
 COMMANDS = ("run", "check", "batch")
 """The commands that grade here, with the engine of `--engine`."""
@@ -22,16 +24,23 @@ COMMANDS = ("run", "check", "batch")
 def wants_zygote(args: argparse.Namespace) -> bool:
     """Whether the parsed command grades here with the fork server (`--engine fast`, the
     default); a batch on a Dask cluster grades on the cluster's workers, not here."""
-    return (args.command in COMMANDS and not getattr(args, "dask", None)
-            and args.engine is Engine.FAST)
+    if args.command not in COMMANDS or getattr(args, "dask", None):
+        return False
+    from grader.sandbox.limits import Engine  # imported by the parse of such a command
+
+    return bool(args.engine is Engine.FAST)
 
 
-def own_zygotes(args: argparse.Namespace, stack: contextlib.ExitStack) -> None:
-    """Give a command that grades here the zygotes it forks from (`args.zygotes`), started
-    in the background now, so that the zygote boots while the command's modules are
-    imported, and stopped when the command is done; None for any other command."""
+def own_zygotes(args: argparse.Namespace, stack: contextlib.ExitStack,
+                given: Zygotes | None = None) -> None:
+    """Give a command that grades here the zygotes it forks from (`args.zygotes`): `given`
+    (a `grade serve`'s, warm), else zygotes started in the background now, so that the zygote
+    boots while the command's modules are imported, and stopped when the command is done;
+    None for any other command."""
     args.zygotes = None
-    if wants_zygote(args):
+    if wants_zygote(args) and given is not None:
+        args.zygotes = given
+    elif wants_zygote(args):
         from grader.sandbox.zygote import Zygotes
 
         args.zygotes = stack.enter_context(Zygotes())
@@ -46,8 +55,9 @@ def handler(args: argparse.Namespace) -> Callable[[argparse.Namespace, TextIO], 
     return function
 
 
-def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
-    """Run `grade` with arguments; return the exit code. Testable without a subprocess."""
+def run(argv: Sequence[str], out: TextIO, err: TextIO, zygotes: Zygotes | None = None) -> int:
+    """Run `grade` with arguments; return the exit code. Testable without a subprocess.
+    `zygotes`: warm ones to fork from (a `grade serve`'s) instead of the command's own."""
     # Under GitHub Actions, a line such as "::error::" printed by student code (echoed in a
     # message) would be read as a workflow command: stop command processing around our output.
     token = ""
@@ -61,7 +71,7 @@ def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
         args = parser.parse(argv)
         args.err = err  # for warnings that must not mix with a command's output on stdout
         with contextlib.ExitStack() as stack:
-            own_zygotes(args, stack)
+            own_zygotes(args, stack, zygotes)
             return int(handler(args)(args, out))
     except parser.Shown as shown:
         out.write(shown.text)

@@ -5,7 +5,8 @@ A warm zygote takes about as long to start (an interpreter that imports numpy) a
 overlap, and a `grade run` on one notebook finishes that much sooner. So `grader.cli.app`
 parses the command line first (`grader.cli.parser` imports nothing heavy), gives a command
 that grades here its zygotes, started at once, and only then imports and runs the command's
-modules; the command stops them when it is done.
+modules; the command stops them when it is done. Before all that, `grade run` and `grade
+check` are handed to a running `grade serve` of this grader (`served`), when there is one.
 """
 
 from __future__ import annotations
@@ -16,6 +17,12 @@ from collections.abc import Sequence
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the `grade` command and exit with its code."""
-    from grader.cli.app import run
+    from grader.cli.served import served
 
-    sys.exit(run(sys.argv[1:] if argv is None else argv, sys.stdout, sys.stderr))
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    code = served(arguments, sys.stdout, sys.stderr)
+    if code is None:  # not a command `grade serve` runs, or none is running: run it here
+        from grader.cli.app import run
+
+        code = run(arguments, sys.stdout, sys.stderr)
+    sys.exit(code)

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TextIO
 
 from grader import result_json, text
-from grader.classwork import gradebook
 from grader.cli import parser
 from grader.cli.output import write
 from grader.errors import UsageError
@@ -213,7 +212,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
     """`grade batch`: a folder or zip of submissions into a gradebook; exit 1 when one could not be
     graded."""
-    from grader.classwork import batch
+    from grader.classwork import batch, gradebook  # sqlite: only a batch needs it
     from grader.cli import term_commands
 
     assignment = registry.get(args.assignment)

@@ -9,15 +9,18 @@ and `--on-error` become their enums here, at the edge.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import enum
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from grader import __version__
 from grader.errors import UsageError
-from grader.sandbox.limits import Engine, Limits, OnError
+
+if TYPE_CHECKING:
+    import dataclasses
+
+    from grader.sandbox.limits import Limits
 
 EXPORT_FORMATS = ("csv", "canvas", "moodle")
 """`grade gradebook export --format`: those of `gradebook.FORMATS` (a test keeps them equal),
@@ -113,16 +116,27 @@ def _metavar(kind: type[enum.Enum]) -> str:
 
 def limit_flags() -> dict[str, dataclasses.Field[Any]]:
     """Every limit's flag, with the field of `Limits` it sets."""
+    import dataclasses
+
+    from grader.sandbox.limits import Limits
+
     return {field.metadata["flag"]: field for field in dataclasses.fields(Limits)}
 
 
 def limits(args: argparse.Namespace) -> Limits:
     """The limits that a parsed command line asks for."""
+    import dataclasses
+
+    from grader.sandbox.limits import Limits
+
     return Limits(**{field.name: getattr(args, field.name)
                      for field in dataclasses.fields(Limits)})
 
 
 def _add_limits(parser: argparse.ArgumentParser) -> None:
+    # Imported here: the limits (and `dataclasses`) cost `grade --version` a third of its time.
+    from grader.sandbox.limits import Engine, OnError
+
     for flag, field in limit_flags().items():
         parser.add_argument(flag, dest=field.name, type=type(field.default),
                             default=field.default, metavar=field.metadata["unit"],
@@ -165,17 +179,39 @@ def _add_grading_options(parser: argparse.ArgumentParser) -> None:
                         help="show every failing check, not one line per distinct problem")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of `grade`. Each command's `handler` names the function that runs
-    it, as "module:function" in `grader.cli`."""
-    parser = _Parser(prog="grade", description="Grade attention-mechanism exercises.")
-    parser.add_argument("--version", action=_Version)
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """`grade`'s commands, each with the function that adds its arguments. A parse calls it
+    for the command it runs only: every command's options cost `grade --version` and `grade
+    run` milliseconds that they never use."""
 
-    listing = commands.add_parser("list", help="show the assignments, their functions and points")
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.unbuilt: dict[str, Callable[[], None]] = {}
+
+    def add_command(self, name: str, build: Callable[[argparse.ArgumentParser], None],
+                    **kwargs: Any) -> None:
+        """Declare the command `name` (`kwargs` as for `add_parser`), built by `build`."""
+        command = self.add_parser(name, **kwargs)
+        self.unbuilt[name] = lambda: build(command)
+
+    def complete(self) -> None:
+        """Add the arguments of every command not built yet."""
+        while self.unbuilt:
+            self.unbuilt.pop(next(iter(self.unbuilt)))()
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        build = self.unbuilt.pop(values[0], None) if values else None
+        if build is not None:
+            build()
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _list(listing: argparse.ArgumentParser) -> None:
     listing.set_defaults(handler="author_commands:cmd_list")
 
-    run = commands.add_parser("run", help="grade submissions against the hidden references")
+
+def _run(run: argparse.ArgumentParser) -> None:
     _add_grading_options(run)
     run.add_argument("--fail-under", type=float, metavar="SCORE",
                      help="exit 1 when a submission scores below SCORE")
@@ -190,8 +226,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "and in --json (never in a report for students)")
     run.set_defaults(handler="grade_commands:cmd_run")
 
-    grade_class = commands.add_parser("batch", help="grade a folder of submissions in "
-                                      "parallel into a gradebook")
+
+def _batch(grade_class: argparse.ArgumentParser) -> None:
     grade_class.add_argument("folder", metavar="SOURCE",
                              help="a folder of submissions, or the .zip of a platform's "
                              "bulk download (unpacked under OUT_DIR/submissions/)")
@@ -220,8 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_roster(grade_class)
     grade_class.set_defaults(handler="grade_commands:cmd_batch")
 
-    book = commands.add_parser("gradebook", help="export the grades of a batch, or report on "
-                               "the class")
+
+def _gradebook(book: argparse.ArgumentParser) -> None:
     book_commands = book.add_subparsers(dest="action", required=True, parser_class=_Parser)
     export = book_commands.add_parser("export", help="write the grade table as CSV")
     export.add_argument("--out", default=".", metavar="OUT_DIR",
@@ -267,8 +303,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_similarity(similar, required=True)
     similar.set_defaults(handler="class_commands:cmd_similar")
 
-    scope = commands.add_parser("gradescope", help="build a Gradescope autograder bundle, or "
-                                "grade inside one")
+
+def _gradescope(scope: argparse.ArgumentParser) -> None:
     scope_commands = scope.add_subparsers(dest="action", required=True, parser_class=_Parser)
     build = scope_commands.add_parser("build", help="write the autograder zip")
     build.add_argument("bundle", metavar="OUT.zip")
@@ -278,40 +314,83 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--assignment", required=True)
         command.set_defaults(handler="class_commands:cmd_gradescope")
 
-    check = commands.add_parser("check", help="run the public cases only, as a student would "
-                                "before handing in (exit 1 unless all pass)")
+
+def _check(check: argparse.ArgumentParser) -> None:
     _add_grading_options(check)
     check.set_defaults(handler="grade_commands:cmd_check")
 
-    doctor = commands.add_parser("doctor", help="say how this machine isolates student code, "
-                                 "why, and what to change (exit 1 when it is not confined)")
+
+def _doctor(doctor: argparse.ArgumentParser) -> None:
     doctor.set_defaults(handler="author_commands:cmd_doctor")
 
-    author = commands.add_parser("assign", help="build every file of an assignment from a "
-                                 "master notebook with # BEGIN/END SOLUTION markers",
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=ASSIGN_EPILOG)
+
+def _assign(author: argparse.ArgumentParser) -> None:
     author.add_argument("master", metavar="MASTER.ipynb")
     author.add_argument("--out", required=True, metavar="DIR", help="the course folder: "
                         "exercises/, solutions/ and the declaration go under it (this "
                         "project's root puts them where the built-in assignments are)")
     author.set_defaults(handler="author_commands:cmd_assign")
 
-    give = commands.add_parser("release", help="write what students receive: the stubs and "
-                               "the public cases for check(), nothing else")
+
+def _release(give: argparse.ArgumentParser) -> None:
     give.add_argument("assignment", metavar="ASSIGNMENT")
     give.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder")
     give.set_defaults(handler="author_commands:cmd_release")
 
-    lint = commands.add_parser("validate", help="report an assignment's authoring mistakes "
-                               "(exit 1 when there is one)")
+
+def _validate(lint: argparse.ArgumentParser) -> None:
     lint.add_argument("assignment", metavar="ASSIGNMENT")
     lint.set_defaults(handler="author_commands:cmd_validate")
 
-    refs = commands.add_parser("references", help="rebuild or verify the stored reference outputs")
+
+def _references(refs: argparse.ArgumentParser) -> None:
     refs.add_argument("action", choices=["build", "verify"])
     refs.add_argument("assignments", nargs="*", metavar="ASSIGNMENT")
     refs.set_defaults(handler="author_commands:cmd_references")
+
+
+def _serve(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument("--idle-timeout", type=float, default=0.0, metavar="S",
+                       help="stop after S seconds without a request (default 0: never)")
+    serve.set_defaults(handler="serve_command:cmd_serve")
+
+
+def build_parser(complete: bool = True) -> argparse.ArgumentParser:
+    """The argument parser of `grade`. Each command's `handler` names the function that runs
+    it, as "module:function" in `grader.cli`. Unless `complete`, a command's arguments are
+    added only when a parse reaches it."""
+    parser = _Parser(prog="grade", description="Grade attention-mechanism exercises.")
+    parser.add_argument("--version", action=_Version)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser,
+                                     action=_Commands)
+    assert isinstance(commands, _Commands)
+    commands.add_command("list", _list, help="show the assignments, their functions and points")
+    commands.add_command("run", _run, help="grade submissions against the hidden references")
+    commands.add_command("batch", _batch, help="grade a folder of submissions in parallel into "
+                         "a gradebook")
+    commands.add_command("gradebook", _gradebook, help="export the grades of a batch, or "
+                         "report on the class")
+    commands.add_command("gradescope", _gradescope, help="build a Gradescope autograder "
+                         "bundle, or grade inside one")
+    commands.add_command("check", _check, help="run the public cases only, as a student would "
+                         "before handing in (exit 1 unless all pass)")
+    commands.add_command("doctor", _doctor, help="say how this machine isolates student code, "
+                         "why, and what to change (exit 1 when it is not confined)")
+    commands.add_command("assign", _assign, help="build every file of an assignment from a "
+                         "master notebook with # BEGIN/END SOLUTION markers",
+                         formatter_class=argparse.RawDescriptionHelpFormatter,
+                         epilog=ASSIGN_EPILOG)
+    commands.add_command("release", _release, help="write what students receive: the stubs "
+                         "and the public cases for check(), nothing else")
+    commands.add_command("validate", _validate, help="report an assignment's authoring "
+                         "mistakes (exit 1 when there is one)")
+    commands.add_command("references", _references, help="rebuild or verify the stored "
+                         "reference outputs")
+    commands.add_command("serve", _serve, help="keep a warm grader that `grade run` and `grade "
+                         "check` of this grader use on this machine, through a socket only "
+                         "you can open; without it they grade on their own")
+    if complete:
+        commands.complete()
     return parser
 
 
@@ -332,7 +411,7 @@ def _add_similarity(command: argparse.ArgumentParser, required: bool) -> None:
 def parse(argv: Sequence[str]) -> argparse.Namespace:
     """What `argv` asks for. Raises `CommandLineError` when it does not parse, and `Shown`
     for `--help` and `--version`."""
-    return build_parser().parse_args(list(argv))
+    return build_parser(complete=False).parse_args(list(argv))
 
 
 def _add_roster(parser: argparse.ArgumentParser) -> None:

@@ -171,9 +171,10 @@ def _grade(path: Path, assignment: Assignment, options: Options,
         with session:
             cells = _located(session.run(submission), submission)
             names = [exercise.name for exercise in assignment.exercises]
-            reads = notebook_globals.globals_read(submission, names)
+            statements = notebook_globals.top_level(submission)  # parsed once for both
+            reads = notebook_globals.globals_read(submission, names, statements=statements)
             prints = fingerprint.fingerprints(submission, names)
-            written = notebook_globals.numbers_written(submission, names)
+            written = notebook_globals.numbers_written(submission, names, statements=statements)
             calls = checking.grade_calls(session, assignment, stored, options.public_only, reads,
                                          written)
             exercises = missing.explain(

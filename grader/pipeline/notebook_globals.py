@@ -17,7 +17,7 @@ import ast
 import builtins
 import math
 import operator
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from grader.pipeline import ipython_syntax
@@ -149,15 +149,17 @@ def _free_names(function: ast.FunctionDef) -> set[str]:
     return loaded - bound - set(dir(builtins))
 
 
-def globals_read(submission: Submission, functions: Iterable[str]
+def globals_read(submission: Submission, functions: Iterable[str], *,
+                 statements: Sequence[ast.stmt] | None = None
                  ) -> dict[str, dict[str, tuple[float, ...]]]:
     """For each of `functions`, the numeric globals its last top-level definition reads, each
     with the values it has when the function is called: at the end of the notebook, then (if
     different) where the function is defined, since the grader calls it at both places
     (`N = 3` for 12_1's example, `N = 6` later for 12_2's). Empty for a function that is not
-    defined. The notebook is parsed once for all of them."""
+    defined. The notebook is parsed once for all of them, or not at all when `statements`
+    (its `top_level`, which neither function changes) are given."""
     wanted = set(functions)
-    statements = top_level(submission)
+    statements = top_level(submission) if statements is None else statements
     last = {statement.name: i for i, statement in enumerate(statements)
             if isinstance(statement, ast.FunctionDef) and statement.name in wanted}
     # Only the last definition's globals are copied: a copy at every one would be quadratic
@@ -252,14 +254,16 @@ def _size_names(function: ast.FunctionDef) -> set[str]:
     return names
 
 
-def numbers_written(submission: Submission, functions: Iterable[str]
+def numbers_written(submission: Submission, functions: Iterable[str], *,
+                    statements: Sequence[ast.stmt] | None = None
                     ) -> dict[str, tuple[Written, ...]]:
     """For each of `functions`, the numbers its last top-level definition writes where a size
     goes, read from the source without running it: whole numbers from 2 up (0 and 1 are
-    indices and identities more often than sizes). Empty for a function that is not defined."""
+    indices and identities more often than sizes). Empty for a function that is not defined.
+    `statements`, when given, are the submission's `top_level`, parsed already."""
     wanted = set(functions)
     last: dict[str, ast.FunctionDef] = {}
-    for statement in top_level(submission):
+    for statement in top_level(submission) if statements is None else statements:
         if isinstance(statement, ast.FunctionDef) and statement.name in wanted:
             last[statement.name] = statement
     found: dict[str, tuple[Written, ...]] = {name: () for name in wanted}

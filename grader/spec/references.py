@@ -14,7 +14,8 @@ import hashlib
 import importlib.util
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 
@@ -110,10 +111,22 @@ def write(path: Path, assignment: Assignment, sha: str,
 
 
 def read(path: Path, name: str) -> References:
-    """Load a references file written by `write`."""
+    """Load a references file written by `write`. A process reads each file once, and again
+    only when it has changed (its inode, size, modification or change time). Each call gets
+    a mapping of its own; the arrays are shared, so they are read-only."""
     if not path.is_file():
         raise ReferencesError(f"{path}: no references for {name}; "
                               f"run `grade references build {name}`")
+    status = path.stat()
+    kept = _read(str(path), name, (status.st_dev, status.st_ino, status.st_size,
+                                   status.st_mtime_ns, status.st_ctime_ns))
+    return replace(kept, outputs=dict(kept.outputs))
+
+
+@lru_cache(maxsize=32)
+def _read(where: str, name: str, version: tuple[int, ...]) -> References:
+    """`read`'s work, kept per file path, assignment and `version` of the file's status."""
+    path = Path(where)
     with np.load(path, allow_pickle=False) as data:
         meta = json.loads(str(data["__meta__"]))
         outputs: dict[tuple[str, str], list[np.ndarray]] = {}
@@ -126,6 +139,9 @@ def read(path: Path, name: str) -> References:
         raise ReferencesError(f"{path}: not a references file for {name}; rebuild it")
     ordered = {key: tuple(array for _, array in sorted(values))  # type: ignore[misc]
                for key, values in outputs.items()}
+    for arrays in ordered.values():
+        for array in arrays:
+            array.flags.writeable = False
     return References(name, meta["solution_sha256"], ordered, path)
 
 
