@@ -79,8 +79,12 @@ def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
     hashes = {(row.student, row.assignment): (row.sha256, row.graded_at)
               for row in gradebook.best(book.rows(args.assignment)).values()}
     table = exports.render(found, args.format, columns, args.comments, hashes)
+    pages = exports.write_pages(Path(args.out), found)
     if args.output:
         write(args.output, table)
+        out.write(f"wrote {args.output}: {len(found.grades)} grades; each graded student's "
+                  f"in {Path(args.out) / 'results'}/<student>/"
+                  f"{exports.GRADE_PAGE.format(assignment='<assignment>')} ({pages})\n")
     else:
         out.write(table)
     exports.remember(Path(args.out), args.format, found)
