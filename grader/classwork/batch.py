@@ -38,7 +38,7 @@ from grader import result_json, text
 from grader.classwork import identities, regrade, times
 from grader.classwork.gradebook import Gradebook
 from grader.classwork.ingest import archives, recognise
-from grader.classwork.ingest.handed import PERSON_IDS, Handed
+from grader.classwork.ingest.handed import Handed
 from grader.classwork.jobs import Graded, Job, Pool, grade_job
 from grader.errors import UsageError
 from grader.model import Assignment
@@ -282,7 +282,7 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
             out.mkdir(mode=0o700, parents=True)  # the students' reports: root's eyes only
         found, ignored, platform = gather(folder, out, pattern, platform, roster)
         book = Gradebook(out)
-        found, timed = with_times(found, given) if given else (found, [])
+        found, timed = times.given(found, given) if given else (found, [])
         if given:
             book.retime(assignment.name, [(job.student, job.relative, job.submitted_at)
                                           for job in found if job.submitted_at])
@@ -303,24 +303,6 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
     return Summary(len(todo), len(found) - len(todo), errors, tuple(ignored),
                    time.monotonic() - started, platform,
                    tuple(regrade.summary(changes, len(before), saved)), tuple(timed))
-
-
-def with_times(found: Sequence[Job], given: times.Times) -> tuple[list[Job], list[str]]:
-    """The jobs with the times file's times (theirs replaced), and what to say about it."""
-    used: set[str] = set()
-    timed: list[Job] = []
-    for job in found:
-        aliases = [value for key, value in job.ids if key in PERSON_IDS]
-        key = given.match(job.student, [*aliases, job.display_name])
-        if key is not None:
-            used.add(key)
-            job = replace(job, submitted_at=given.at[key])
-        timed.append(job)
-    lines = [f"times: {len(used)} of {len(found)} students given a submission time by "
-             f"{given.path}"]
-    lines += [f"times: {given.path} names {name}, who is not in this download"
-              for name in sorted(set(given.at) - used)]
-    return timed, lines
 
 
 def _grade_all(pool: Pool, todo: Sequence[Job], out: Path, book: Gradebook,

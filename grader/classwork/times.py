@@ -21,13 +21,15 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
 from zoneinfo import ZoneInfo
 
 from grader.classwork import policy
+from grader.classwork.ingest.handed import PERSON_IDS
+from grader.classwork.jobs import Job
 from grader.errors import UsageError
 
 MOODLE_ID, MOODLE_TIME = "Identifier", "Last modified (submission)"
@@ -161,3 +163,22 @@ def _rows(path: Path) -> list[list[str]]:
         return list(csv.reader(content.splitlines()))
     except csv.Error as exc:
         raise UsageError(f"{path}: not CSV ({exc}); export it again as CSV") from None
+
+
+def given(found: Sequence[Job], times: Times) -> tuple[list[Job], list[str]]:
+    """A batch's jobs with the file's times (theirs replaced), and what to say about it."""
+    used: set[str] = set()
+    timed: list[Job] = []
+    for job in found:
+        aliases = [value for key, value in job.ids if key in PERSON_IDS]
+        key = times.match(job.student, [*aliases, job.display_name])
+        if key is not None:
+            used.add(key)
+            job = replace(job, submitted_at=times.at[key])
+        timed.append(job)
+    lines = [f"times: {len(used)} of {len(found)} students given a submission time by "
+             f"{times.path}"]
+    lines += [f"times: {times.path} names {name}, who is not in this download"
+              for name in sorted(set(times.at) - used)]
+    return timed, lines
+
