@@ -27,6 +27,18 @@ def test_canvas_roster_matches_by_canvas_id_sis_ids_and_lastfirst_name(tmp_path)
     assert strangers == ["mallory"]
 
 
+def test_a_download_student_is_matched_by_its_ids_first_then_its_name(tmp_path):
+    found = roster.read(canvas_roster(tmp_path / "r.csv", [
+        *CANVAS_ROWS, ["Turing, Alice", "1004", "S-4", "alice@uni.edu", "B"]]))
+    aliases = {"301": ("Ada Lovelace",),  # a Moodle participant: by name
+               "20002": ("alan@uni.edu", "Turing, Alice"),  # the email wins over the name
+               "ghost": ("ghost@uni.edu", "Nobody Here")}
+    matched, strangers = found.match(["301", "20002", "ghost"], aliases)
+    assert {key: s.canvas_id for key, s in matched.items()} == {"301": "1001", "20002": "1002"}
+    assert strangers == ["ghost"]
+    assert found.match(["301"])[1] == ["301"]  # without them, a participant id is no one
+
+
 def test_moodle_roster_matches_by_id_number_email_and_first_last_name(tmp_path):
     path = moodle_roster(tmp_path / "m.csv", [["Ada", "Lovelace", "7001", "", "", "ada@uni.edu"],
                                               ["Alan", "Turing", "", "", "", "alan@uni.edu"]])

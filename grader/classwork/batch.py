@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 from grader import result_json, text
-from grader.classwork import identities, regrade
+from grader.classwork import identities, regrade, times
 from grader.classwork.gradebook import Gradebook
 from grader.classwork.ingest import archives, recognise
 from grader.classwork.ingest.handed import Handed
@@ -71,6 +71,9 @@ class Summary:
     regraded: tuple[str, ...] = ()
     """What grading again changed, as `regrade.summary` lines; empty when nothing recorded
     was graded again."""
+    timed: tuple[str, ...] = ()
+    """What a times file gave: how many students got a time, and whom it names that the
+    download does not have; empty without one."""
 
 
 def student_of(relative: str, pattern: re.Pattern[str] | None) -> str | None:
@@ -253,12 +256,14 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
         options: grading.Options, force: bool = False, pattern: re.Pattern[str] | None = None,
         progress: TextIO | None = None, dask: str | None = None,
         feedback: bool = False, platform: str | None = None,
-        roster: Mapping[str, str] | None = None) -> Summary:
+        roster: Mapping[str, str] | None = None,
+        given: times.Times | None = None) -> Summary:
     """Grade every submission in `folder` (a folder or a zip, read as `platform`'s layout or
     as the one recognised) that the gradebook in `out` does not have yet, `jobs` at a time
     here, or on the Dask cluster at `dask` (an address, or local:N); with `feedback`, each
     notebook's feedback page too (`write_outputs`). `roster` maps a Git repository's name to
-    its student."""
+    its student. `given` times replace the download's (and are set on recorded submissions
+    without grading them again)."""
     started = time.monotonic()
     options = replace(options, closed=(
         *options.closed,
@@ -277,6 +282,10 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
             out.mkdir(mode=0o700, parents=True)  # the students' reports: root's eyes only
         found, ignored, platform = gather(folder, out, pattern, platform, roster)
         book = Gradebook(out)
+        found, timed = times.given(found, given) if given else (found, [])
+        if given:
+            book.retime(assignment.name, [(job.student, job.relative, job.submitted_at)
+                                          for job in found if job.submitted_at])
         identities.identify(book, assignment.name, [(job.student, job.display_name,
                                                     dict(job.ids)) for job in found if job.ids])
         known = {} if force else book.known_hashes(assignment.name)
@@ -293,7 +302,7 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
     saved = regrade.save(out, assignment.name, changes, len(before)) if before else None
     return Summary(len(todo), len(found) - len(todo), errors, tuple(ignored),
                    time.monotonic() - started, platform,
-                   tuple(regrade.summary(changes, len(before), saved)))
+                   tuple(regrade.summary(changes, len(before), saved)), tuple(timed))
 
 
 def _grade_all(pool: Pool, todo: Sequence[Job], out: Path, book: Gradebook,

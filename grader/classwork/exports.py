@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from grader import text
+from grader.classwork import policy
 from grader.classwork.gradebook import FORMATS
 from grader.classwork.grades import Grade, Sheet
 from grader.errors import UsageError
@@ -95,6 +96,48 @@ def _cells(mine: Sequence[Grade], assignments: Sequence[str], comments: bool) ->
         cells.append(" | ".join(f"{g.assignment}: {g.summary}" if len(assignments) > 1
                                 else g.summary for g in mine))
     return cells
+
+
+GRADE_PAGE = "{assignment}.grade.md"
+"""Each student's final grade, beside their reports in OUT/results/<student>/."""
+
+
+def grade_page(grade: Grade) -> str:
+    """One student's final grade in Markdown: the raw score, the deadline that applied to
+    them, how the penalty was computed, the overrides, and the final grade."""
+    late = grade.lateness
+    graded = grade.raw if grade.graded is None else grade.graded
+    rows = [("Score as graded", _num(graded)),
+            *([("With the exercise overrides", _num(grade.raw))] if grade.raw != graded
+              else []),
+            ("Late penalty", f"-{_num(grade.penalty)} ({_num(late.percent)}% of "
+                             f"{_num(grade.raw)})" if late.percent else "none"),
+            ("Final grade", f"{_num(grade.final)} / {_num(grade.max_score)}")]
+    lines = [f"# {grade.assignment}: {_num(grade.final)} / {_num(grade.max_score)}", "",
+             "| | Points |", "|---|---|",
+             *(f"| {name} | {value} |" for name, value in rows), "",
+             f"- Deadline: {policy.when(late.deadline) if late.deadline else 'none set'}"
+             f"{' (your extension)' if late.extended else ''}",
+             "- Submitted: " + (policy.when(grade.submitted_at) if grade.submitted_at
+                                else "no time given")]
+    if late.explanation:
+        lines.append(f"- How the penalty was computed: {late.explanation}")
+    lines += [f"- Changed by hand: {note}" for note in grade.notes]
+    return "\n".join(text.one_line(line) for line in lines) + "\n"
+
+
+def write_pages(out: Path, sheet: Sheet) -> int:
+    """Each graded student's `GRADE_PAGE` in OUT/results/<student>/ (the folder the batch
+    made; a student without a submission has none); how many were written."""
+    written = 0
+    for grade in sheet.grades:
+        folder = Path(out) / "results" / grade.student
+        if grade.status == "missing" or folder.is_symlink() or not folder.is_dir():
+            continue
+        (folder / GRADE_PAGE.format(assignment=grade.assignment)).write_text(
+            grade_page(grade), encoding="utf-8")
+        written += 1
+    return written
 
 
 def grades_of(sheet: Sheet) -> dict[str, float]:

@@ -140,6 +140,17 @@ class Gradebook:
         with self.recorder() as record:
             record([(student, submission, result, submitted_at)])
 
+    def retime(self, assignment: str,
+               times: Sequence[tuple[str, str, datetime]]) -> None:
+        """Set the submission time of recorded (student, submission)s: a time given after
+        grading (`grade batch --times`) needs no regrade."""
+        with self._connect() as db:
+            db.executemany("UPDATE results SET submitted_at = ? WHERE student = ? AND "
+                           "assignment = ? AND submission = ?",
+                           [(when.astimezone(timezone.utc).isoformat(), text.one_line(student),
+                             assignment, text.one_line(submission))
+                            for student, submission, when in times])
+
     def known_hashes(self, assignment: str) -> dict[tuple[str, str], str]:
         """(student, submission) -> the hash recorded for it; results where the grader, not
         the submission, failed are left out, so that they are graded again."""

@@ -8,8 +8,8 @@ whose student is not on the roster keeps its grade and is listed in `Sheet.stran
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -17,6 +17,10 @@ from grader.classwork import policy
 from grader.classwork.gradebook import Row
 from grader.classwork.overrides import Entry, in_force
 from grader.classwork.roster import Roster, Student
+
+CANVAS_LATE = ("Canvas marked it late; no submission time was given, so no penalty was "
+               "computed: pass --times")
+"""The explanation of a submission Canvas's download marked `_LATE`, with no time known."""
 
 
 @dataclass(frozen=True)
@@ -77,8 +81,12 @@ class Sheet:
 def compute(recorded: Sequence[tuple[Row, dict[str, Any]]], roster: Roster | None = None,
             rules: policy.Policy | None = None,
             extensions: Mapping[str, datetime] | None = None,
-            entries: Sequence[Entry] = (), assignment: str | None = None) -> Sheet:
-    """The grade sheet of a gradebook's results."""
+            entries: Sequence[Entry] = (), assignment: str | None = None,
+            aliases: Mapping[str, Sequence[str]] | None = None,
+            marked_late: Collection[tuple[str, str]] = ()) -> Sheet:
+    """The grade sheet of a gradebook's results. `aliases` are what else each student is
+    known by (`identities.aliases`), for the roster; `marked_late` the (student, assignment)s
+    a platform marked late without giving a time (Canvas's `_LATE`)."""
     rules = rules or policy.Policy()
     chosen: dict[tuple[str, str], tuple[Row, dict[str, Any]]] = {}
     for row, stored in recorded:
@@ -89,7 +97,7 @@ def compute(recorded: Sequence[tuple[Row, dict[str, Any]]], roster: Roster | Non
     maxima = {a: max((r.max_score for r, _ in recorded if r.assignment == a), default=0.0)
                  for a in assignments}
     keys: list[str] = sorted({student for student, _ in chosen})
-    matched, strangers = roster.match(keys) if roster else ({}, [])
+    matched, strangers = roster.match(keys, aliases) if roster else ({}, [])
     forced = in_force(entries)
     extensions = extensions or {}
     grades: list[Grade] = []
@@ -104,14 +112,16 @@ def compute(recorded: Sequence[tuple[Row, dict[str, Any]]], roster: Roster | Non
             found = [chosen[k, name] for k in mine if (k, name) in chosen]
             if found:
                 row, stored = max(found, key=lambda pair: pair[0].score)
-                grades.append(_grade(row, stored, person, rules, extensions, forced))
+                grades.append(_grade(row, stored, person, rules, extensions, forced,
+                                     marked_late))
             else:
                 grades.append(_missing(person, name, maxima[name], rules, extensions,
                                        forced))
     for key in keys if roster is None else strangers:
         for name in assignments:
             if (key, name) in chosen:
-                grades.append(_grade(*chosen[key, name], None, rules, extensions, forced))
+                grades.append(_grade(*chosen[key, name], None, rules, extensions, forced,
+                                     marked_late))
     return Sheet(tuple(grades), tuple(strangers), roster.platform if roster else "",
                  maxima)
 
@@ -141,7 +151,8 @@ def _override(names: Sequence[str], assignment: str, exercise: str,
 
 def _grade(row: Row, stored: dict[str, Any], student: Student | None, rules: policy.Policy,
            extensions: Mapping[str, datetime],
-           forced: Mapping[tuple[str, str, str], Entry]) -> Grade:
+           forced: Mapping[tuple[str, str, str], Entry],
+           marked_late: Collection[tuple[str, str]] = ()) -> Grade:
     names = _identities(row.student, student)
     raw, notes = row.score, []
     for exercise in stored.get("exercises", []):
@@ -150,6 +161,10 @@ def _grade(row: Row, stored: dict[str, Any], student: Student | None, rules: pol
             raw += entry.points - exercise["score"]
             notes.append(_note(entry, exercise["score"]))
     lateness = policy.assess(rules, row.submitted_at, _extension(names, student, extensions))
+    if row.submitted_at is None and (row.student, row.assignment) in marked_late:
+        lateness = replace(lateness, explanation=CANVAS_LATE + (
+            f" (the deadline of {policy.when(lateness.deadline)})" if lateness.deadline
+            else ""))
     penalty = round(raw * lateness.percent / 100, 6)
     final = round(raw - penalty, 6)
     whole = _override(names, row.assignment, "", forced)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from grader import text
 from grader.classwork.gradebook import Gradebook
+from grader.classwork.ingest.handed import PERSON_IDS
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS identities (
@@ -53,3 +54,30 @@ def submitted(book: Gradebook, assignment: str) -> dict[tuple[str, str], str | N
         found = db.execute("SELECT student, submission, submitted_at FROM results "
                            "WHERE assignment = ?", (assignment,)).fetchall()
     return {(student, submission): when for student, submission, when in found}
+
+
+def aliases(book: Gradebook, assignment: str | None = None) -> dict[str, tuple[str, ...]]:
+    """student -> what else the downloads call them (the ids of `PERSON_IDS`, then the name
+    shown), for matching a roster; over every assignment when `assignment` is None."""
+    with book.connect() as db:
+        db.execute(SCHEMA)
+        found = db.execute("SELECT student, display_name, ids FROM identities" + (
+            " WHERE assignment = ?" if assignment else ""),
+            (assignment,) if assignment else ()).fetchall()
+    known: dict[str, list[str]] = {}
+    for student, name, ids in found:
+        person = json.loads(ids)
+        mine = known.setdefault(student, [])
+        for value in (*(person.get(key, "") for key in PERSON_IDS), name):
+            if value and value not in mine:
+                mine.append(value)
+    return {student: tuple(values) for student, values in known.items()}
+
+
+def marked_late(book: Gradebook, assignment: str | None = None) -> set[tuple[str, str]]:
+    """(student, assignment)s that Canvas's download marked `_LATE`."""
+    with book.connect() as db:
+        db.execute(SCHEMA)
+        found = db.execute("SELECT student, assignment, ids FROM identities").fetchall()
+    return {(student, name) for student, name, ids in found
+            if json.loads(ids).get("canvas_late") and name == (assignment or name)}

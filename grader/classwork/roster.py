@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -86,8 +86,11 @@ class Roster:
     students: tuple[Student, ...]
     """Every student, in the file's order."""
 
-    def match(self, keys: Iterable[str]) -> tuple[dict[str, Student], list[str]]:
-        """Each key's student, and the keys no student has (in order)."""
+    def match(self, keys: Iterable[str], aliases: Mapping[str, Sequence[str]] | None = None
+              ) -> tuple[dict[str, Student], list[str]]:
+        """Each key's student, and the keys no student has (in order). `aliases` gives what
+        else a key is known by (the platform's ids and name, `identities.aliases`): ids are
+        tried first, the key's and then the aliases', and names last."""
         by_id: dict[str, Student] = {}
         by_name: dict[str, list[Student]] = {}
         for student in self.students:
@@ -98,8 +101,12 @@ class Roster:
         found: dict[str, Student] = {}
         strangers: list[str] = []
         for key in keys:
-            named = by_name.get(_letters(key), [])
-            match = by_id.get(key.strip().lower()) or (named[0] if len(named) == 1 else None)
+            known = [key, *(aliases or {}).get(key, ())]
+            named = [rows[0] for rows in (by_name.get(_letters(name), []) for name in known)
+                     if len(rows) == 1]
+            match = next((by_id[name.strip().lower()] for name in known
+                          if name.strip().lower() in by_id), None) or \
+                (named[0] if named else None)
             if match is None:
                 strangers.append(key)
             else:

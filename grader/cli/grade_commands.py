@@ -212,28 +212,29 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
     """`grade batch`: a folder or zip of submissions into a gradebook; exit 1 when one could not be
     graded."""
-    from grader.classwork import batch, gradebook  # sqlite: only a batch needs it
+    from grader.classwork import batch, gradebook, identities  # sqlite: only a batch needs it
     from grader.cli import term_commands
 
     assignment = registry.get(args.assignment)
     found = term_commands.read_roster(args)  # a bad roster stops it before any grading
+    given = term_commands.read_times(args)  # and so do bad times
     summary = batch.run(Path(args.folder), assignment, Path(args.out), args.jobs,
                         options(args, public_only=False), force=args.force,
                         pattern=batch.compile_pattern(args.student_pattern), dask=args.dask,
-                        feedback=args.feedback, platform=args.platform)
+                        feedback=args.feedback, platform=args.platform, given=given)
     if summary.platform != "folder":
         out.write(f"read {args.folder} as a {summary.platform} download\n")
     for line in summary.ignored:
         out.write(f"ignored {text.one_line(line)}\n")
-    for line in summary.regraded:
+    for line in (*summary.timed, *summary.regraded):
         out.write(f"{text.one_line(line)}\n")
     out.write(f"graded {summary.graded}, skipped {summary.skipped} already in the gradebook, "
               f"{summary.errors} could not be graded, in {summary.seconds:.1f} s; "
               f"gradebook: {Path(args.out) / gradebook.FILENAME}\n")
     if found is not None:
-        keys = sorted({row.student for row in gradebook.Gradebook(Path(args.out)).rows(
-            assignment.name)})
-        matched, strangers = found.match(keys)
+        book = gradebook.Gradebook(Path(args.out))
+        keys = sorted({row.student for row in book.rows(assignment.name)})
+        matched, strangers = found.match(keys, identities.aliases(book, assignment.name))
         for name in strangers:
             args.err.write(f"grade: not on the roster {args.roster}: {text.one_line(name)}\n")
         handed = len({student.key for student in matched.values()})

@@ -254,6 +254,7 @@ def _batch(grade_class: argparse.ArgumentParser) -> None:
                              "(default: recognised)")
     _add_limits(grade_class)
     _add_roster(grade_class)
+    _add_times(grade_class)
     grade_class.set_defaults(handler="grade_commands:cmd_batch")
 
 
@@ -454,3 +455,13 @@ def _add_override_commands(book_commands: Any) -> None:
     log.add_argument("--out", default=".", metavar="OUT_DIR",
                      help="the folder given to grade batch --out (default: here)")
     log.set_defaults(handler="term_commands:cmd_log")
+
+
+def _add_times(parser: argparse.ArgumentParser) -> None:
+    """`grade batch --times`: submission times for downloads that carry none."""
+    parser.add_argument("--times", metavar="CSV", help="submission times, for Canvas and "
+                        "Moodle downloads that carry none: Moodle's grading worksheet "
+                        "(needs --timezone), or lines of student,submitted_at (ISO 8601); "
+                        "they replace the download's times")
+    parser.add_argument("--timezone", metavar="ZONE", help="IANA time zone of the times "
+                        "and roster dates written without an offset (America/New_York)")

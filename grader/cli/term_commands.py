@@ -11,7 +11,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from grader import text
-from grader.classwork import exports, gradebook, grades, overrides, policy, roster
+from grader.classwork import (
+    exports,
+    gradebook,
+    grades,
+    identities,
+    overrides,
+    policy,
+    roster,
+    times,
+)
 from grader.cli.output import write
 from grader.errors import UsageError
 
@@ -21,6 +30,13 @@ def read_roster(args: argparse.Namespace) -> roster.Roster | None:
     if not getattr(args, "roster", None):
         return None
     return roster.read(Path(args.roster), policy.parse_zone(getattr(args, "timezone", None)))
+
+
+def read_times(args: argparse.Namespace) -> times.Times | None:
+    """The --times file, read, or None."""
+    if not getattr(args, "times", None):
+        return None
+    return times.read(Path(args.times), policy.parse_zone(getattr(args, "timezone", None)))
 
 
 def sheet(args: argparse.Namespace, book: gradebook.Gradebook,
@@ -37,7 +53,8 @@ def sheet(args: argparse.Namespace, book: gradebook.Gradebook,
     extra = roster.extensions(Path(args.extensions), zone) if args.extensions else None
     found = grades.compute(book.recorded(assignment), read_roster(args),
                            policy.Policy(due, late, hard), extra, overrides.log(book),
-                           assignment)
+                           assignment, identities.aliases(book, assignment),
+                           identities.marked_late(book, assignment))
     for name in found.strangers:
         args.err.write(f"grade: not on the roster {args.roster}: {text.one_line(name)} "
                        "(listed under the name of their submission)\n")
@@ -62,8 +79,12 @@ def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
     hashes = {(row.student, row.assignment): (row.sha256, row.graded_at)
               for row in gradebook.best(book.rows(args.assignment)).values()}
     table = exports.render(found, args.format, columns, args.comments, hashes)
+    pages = exports.write_pages(Path(args.out), found)
     if args.output:
         write(args.output, table)
+        out.write(f"wrote {args.output}: {len(found.grades)} grades; each graded student's "
+                  f"in {Path(args.out) / 'results'}/<student>/"
+                  f"{exports.GRADE_PAGE.format(assignment='<assignment>')} ({pages})\n")
     else:
         out.write(table)
     exports.remember(Path(args.out), args.format, found)
@@ -146,7 +167,7 @@ def _student(name: str, mine: list[tuple[gradebook.Row, dict[str, Any]]],
     if name.lower() in lower:
         return lower[name.lower()]
     if found is not None:
-        matched, _ = found.match([name, *keys])
+        matched, _ = found.match([name, *keys], identities.aliases(book))
         if name in matched:
             for key in keys:
                 if matched.get(key) == matched[name]:

@@ -109,3 +109,25 @@ def files_outside(root: Path, out: Path) -> set[str]:
     """Every path under `root` but those under `out`: what a batch must leave as it was."""
     return {p.relative_to(root).as_posix() for p in root.rglob("*")
             if out not in p.parents and p != out}
+
+
+WORKSHEET_HEADER = ("Identifier", "Full name", "Email address", "Status", "Grade",
+                    "Maximum Grade", "Grade can be changed", "Last modified (submission)",
+                    "Last modified (grade)", "Feedback comments")
+
+
+def moodle_worksheet(path: Path, times: dict[str, str]) -> Path:
+    """Moodle's "Download grading worksheet" (assign, offline grading): participant id ->
+    "Last modified (submission)" as Moodle writes it in English ("-": nothing handed in)."""
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(WORKSHEET_HEADER)
+    for participant, when in times.items():
+        writer.writerow([f"Participant {participant}", f"Student {participant}",
+                         f"s{participant}@example.edu", "Submitted for grading", "", "10.00",
+                         "Yes", when, "-", ""])
+    path.write_text("\ufeff" + out.getvalue(), encoding="utf-8")
+    return path

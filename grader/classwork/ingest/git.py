@@ -44,7 +44,9 @@ def _environment() -> dict[str, str]:
 
 def last_commit(repository: Path) -> tuple[datetime, str] | str:
     """The last commit's committer time and hash, or why they cannot be read."""
-    command = ["git", *SAFE, f"--git-dir={repository / '.git'}", "log", "-1",
+    # Absolute: git runs in the repository, where a relative path (`repos/`) means nothing.
+    command = ["git", *SAFE, f"--git-dir={Path(os.path.abspath(repository)) / '.git'}",
+               "log", "-1",
                "--format=%cI %H"]
     try:
         done = subprocess.run(command, capture_output=True, timeout=TIMEOUT_S, check=False,

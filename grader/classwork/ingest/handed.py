@@ -15,6 +15,11 @@ from types import MappingProxyType
 
 from grader.pipeline import submissions
 
+PERSON_IDS = ("email", "gradescope_sid", "github_user", "canvas_user_id")
+"""The platform ids (`Handed.ids`) that name a person on a roster or in a times file, where the
+student key does not (a Moodle participant id is of one assignment only; a submission id or
+a commit names no one)."""
+
 
 @dataclass(frozen=True)
 class Handed:
