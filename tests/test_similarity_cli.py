@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from grader.classwork import similarity
 from grader.classwork.similarity import shown
 from grader.cli import parser
-from tests.helpers import similar_class
+from tests.helpers import platforms, similar_class
 from tests.helpers.command import run
 
 
@@ -61,14 +62,56 @@ def test_a_threshold_outside_0_to_1_is_a_usage_error(batch, value):
     assert f"--threshold {float(value):g}: give a score between 0 and 1" in stderr
 
 
-def test_similar_needs_the_submissions_folder(batch, tmp_path):
-    _, out, _ = batch
-    code, _, stderr = run("gradebook", "similar", "--out", str(out))
-    assert code == 2 and "--submissions" in stderr
-    code, _, stderr = run("gradebook", "similar", "--out", str(out), "--submissions",
-                          str(tmp_path / "nowhere"))
+def test_similar_reads_the_folder_the_batch_recorded(batch):
+    subs, out, _ = batch
+    given = run("gradebook", "similar", "--out", str(out), "--submissions", str(subs))
+    recorded = run("gradebook", "similar", "--out", str(out))
+    assert recorded[0] == 0 and recorded == given
+
+
+def test_similar_without_a_recorded_folder_says_to_name_it(tmp_path):
+    subs = tmp_path / "subs"
+    similar_class.write_class(subs, 3)
+    similar_class.record(subs, tmp_path / "out", remember=False)
+    code, stdout, stderr = run("gradebook", "similar", "--out", str(tmp_path / "out"))
+    assert (code, stdout) == (2, "")
+    assert f"{tmp_path / 'out' / 'gradebook.sqlite'}: no batch recorded where the " \
+           "submissions of udl_attention are" in stderr
+    assert "pass --submissions with the folder that grade batch graded" in stderr
+    code, stdout, _ = run("gradebook", "similar", "--out", str(tmp_path / "out"),
+                          "--submissions", str(subs))
+    assert code == 0 and "7 students compared" in stdout
+    code, _, stderr = run("gradebook", "similar", "--out", str(tmp_path / "out"),
+                          "--submissions", str(tmp_path / "nowhere"))
     assert code == 2
     assert f"{tmp_path / 'nowhere'}: not a folder; pass --submissions" in stderr
+
+
+def test_a_recorded_folder_that_is_gone_is_named(tmp_path):
+    subs = tmp_path / "subs"
+    similar_class.write_class(subs, 3)
+    similar_class.record(subs, tmp_path / "out")
+    shutil.rmtree(subs)
+    code, _, stderr = run("gradebook", "similar", "--out", str(tmp_path / "out"))
+    assert code == 2 and f"{subs}: not a folder; pass --submissions" in stderr
+
+
+def test_a_platform_download_is_compared_by_the_platforms_ids(tmp_path):
+    source = similar_class.honest(11)
+    download = platforms.zipped(tmp_path / "canvas.zip", {
+        "lovelaceada_1001_5001_attention.py": source.encode(),
+        "turingalan_1002_5002_attention.py": similar_class.renamed(source).encode(),
+        "hopperg_1003_5003_attention.py": similar_class.honest(12).encode(),
+    })
+    out = tmp_path / "out"
+    assert similar_class.record(download, out) == 3
+    code, stdout, stderr = run("gradebook", "similar", "--out", str(out), "--json",
+                               str(tmp_path / "r.json"))
+    assert (code, stderr) == (0, "")
+    assert "3 students compared" in stdout
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["pairs"][0]["students"] == ["1001", "1002"] and data["pairs"][0]["flagged"]
+    assert data["not_compared"] == []
 
 
 def test_stubs_that_are_not_there_say_how_to_name_them(batch, tmp_path):
@@ -104,11 +147,25 @@ def test_the_report_shows_each_flagged_pair_side_by_side(batch, tmp_path):
     assert sum(p["flagged"] for p in data["similarity"]["pairs"]) == len(planted)
 
 
-def test_the_report_without_submissions_has_no_such_section(batch, tmp_path):
-    _, out, _ = batch
-    code, _, _ = run("gradebook", "report", "--out", str(out), "--html",
-                     str(tmp_path / "c.html"), "--json", str(tmp_path / "c.json"))
+def test_the_report_compares_the_recorded_folder_without_being_told(batch, tmp_path):
+    _, out, planted = batch
+    code, _, stderr = run("gradebook", "report", "--out", str(out), "--json",
+                          str(tmp_path / "c.json"))
+    assert (code, stderr) == (0, "")
+    data = json.loads((tmp_path / "c.json").read_text())
+    assert sum(p["flagged"] for p in data["similarity"]["pairs"]) == len(planted)
+
+
+def test_the_report_without_a_recorded_folder_says_why_it_has_no_such_section(tmp_path):
+    subs = tmp_path / "subs"
+    similar_class.write_class(subs, 3)
+    similar_class.record(subs, tmp_path / "out", remember=False)
+    code, _, stderr = run("gradebook", "report", "--out", str(tmp_path / "out"), "--html",
+                          str(tmp_path / "c.html"), "--json", str(tmp_path / "c.json"))
     assert code == 0
+    assert stderr.startswith("grade: the report has no side-by-side comparison of similar "
+                             "submissions: ")
+    assert "pass --submissions" in stderr
     assert 'id="similar-code"' not in (tmp_path / "c.html").read_text()
     assert json.loads((tmp_path / "c.json").read_text())["similarity"] is None
 

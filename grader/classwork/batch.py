@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 from grader import result_json, text
-from grader.classwork import identities, regrade
+from grader.classwork import identities, origins, regrade
 from grader.classwork.gradebook import Gradebook
 from grader.classwork.ingest import archives, recognise
 from grader.classwork.ingest.handed import Handed
@@ -177,20 +177,29 @@ def gather(source: Path, out: Path, pattern: re.Pattern[str] | None,
            platform: str | None, roster: Mapping[str, str] | None = None
            ) -> tuple[list[Job], list[str], str]:
     """Every student's job in a folder or zip, what was passed over, and the layout read."""
+    folder, ignored = source_folder(source, out)
+    jobs, more, platform = read_folder(folder, pattern, platform, roster)
+    return jobs, ignored + more, platform
+
+
+def read_folder(folder: Path, pattern: re.Pattern[str] | None, platform: str | None,
+                roster: Mapping[str, str] | None = None) -> tuple[list[Job], list[str], str]:
+    """Every student's job in a folder (unpacked already), what was passed over, and the
+    layout read: the one way a class's files are found (the comparison of similar
+    submissions finds them again with it)."""
     if pattern is not None and platform not in (None, "folder"):
         raise UsageError(f"--student-pattern reads a plain folder; it cannot be used with "
                          f"--from {platform}, which names the students itself")
-    folder, ignored = source_folder(source, out)
     if not folder.is_dir() or folder.is_symlink():
         submissions.in_folder(folder)  # the one error for a folder that is not there
     if platform is None:
         platform = "folder" if pattern is not None else recognise.recognise(folder)[0]
     if platform == "folder":
-        jobs, more = find(folder, pattern)
-        return jobs, ignored + more, platform
+        jobs, ignored = find(folder, pattern)
+        return jobs, ignored, platform
     read = recognise.read(folder, cast(recognise.Platform, platform), roster)
     jobs, more = jobs_of(read.handed, folder)
-    return jobs, [*ignored, *read.passed_over, *more], platform
+    return jobs, [*read.passed_over, *more], platform
 
 
 def write_outputs(out: Path, job: Job, graded: Graded, feedback: Limits | None = None) -> None:
@@ -275,8 +284,11 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
     with pool:  # an instructor's mistake stops it here
         if not out.exists() and not isolation.offered().namespaces:
             out.mkdir(mode=0o700, parents=True)  # the students' reports: root's eyes only
-        found, ignored, platform = gather(folder, out, pattern, platform, roster)
+        where, ignored = source_folder(folder, out)
+        found, more, platform = read_folder(where, pattern, platform, roster)
         book = Gradebook(out)
+        origins.remember(book, assignment.name, origins.Origin(
+            where.resolve(), platform, pattern.pattern if pattern else None, dict(roster or {})))
         identities.identify(book, assignment.name, [(job.student, job.display_name,
                                                     dict(job.ids)) for job in found if job.ids])
         known = {} if force else book.known_hashes(assignment.name)
@@ -291,7 +303,7 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
                             options.limits if feedback else None, before, changes)
     changes.sort(key=lambda change: (change.student, change.submission))
     saved = regrade.save(out, assignment.name, changes, len(before)) if before else None
-    return Summary(len(todo), len(found) - len(todo), errors, tuple(ignored),
+    return Summary(len(todo), len(found) - len(todo), errors, (*ignored, *more),
                    time.monotonic() - started, platform,
                    tuple(regrade.summary(changes, len(before), saved)))
 

@@ -251,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--md", metavar="FILE", help="write it in Markdown here")
     report.add_argument("--json", metavar="FILE", help="write the numbers as JSON here "
                         "(with none of the three, the Markdown goes to stdout)")
-    _add_similarity(report, required=False)
+    _add_similarity(report)
     _add_term(report)
     report.set_defaults(handler="class_commands:cmd_class_report")
     _add_override_commands(book_commands)
@@ -264,7 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     similar.add_argument("--json", metavar="FILE", help="also write the ranking as JSON here")
     similar.add_argument("--top", type=int, default=20, metavar="N",
                          help="pairs printed (default: 20)")
-    _add_similarity(similar, required=True)
+    _add_similarity(similar)
     similar.set_defaults(handler="class_commands:cmd_similar")
 
     scope = commands.add_parser("gradescope", help="build a Gradescope autograder bundle, or "
@@ -315,13 +315,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_similarity(command: argparse.ArgumentParser, required: bool) -> None:
+def _add_similarity(command: argparse.ArgumentParser) -> None:
     """The options that compare the code of a batch's students (`grade gradebook similar`,
     and `report` for its similar-submissions section)."""
-    command.add_argument("--submissions", required=required, metavar="SUBMISSIONS_DIR",
-                         help="the folder that grade batch graded" + (
-                             "" if required else ": adds the side-by-side comparison of "
-                             "similar submissions"))
+    command.add_argument("--submissions", metavar="SUBMISSIONS_DIR",
+                         help="the folder (or zip) that grade batch graded (default: the one "
+                         "it recorded in the gradebook)")
     command.add_argument("--stubs", metavar="DIR", help="the folder of what students received, "
                          "subtracted first (default: the course's exercises/)")
     command.add_argument("--threshold", type=float, default=SIMILAR_THRESHOLD, metavar="X",

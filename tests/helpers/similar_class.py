@@ -242,27 +242,27 @@ def write_class(folder: Path, honest_students: int, seed: int = 0,
     return planted
 
 
-def record(submissions: Path, out: Path, assignment: str = "udl_attention") -> int:
-    """A gradebook in `out` that holds every file of `submissions` as graded (full marks, no
-    exercise detail), as a batch would record it, without grading anything: the comparison
-    reads only the rows' students, files and hashes. Returns the number of rows."""
-    import hashlib
+def record(submissions: Path, out: Path, assignment: str = "udl_attention",
+           remember: bool = True) -> int:
+    """A gradebook in `out` that holds every submission the batch finds in `submissions` (a
+    folder or a platform's zip, found with the batch's own `gather`) as graded (full marks,
+    no exercise detail), and, with `remember`, where they were read from, as a batch records
+    it; without grading anything: the comparison reads only the rows' students, files and
+    hashes. Returns the number of rows."""
     import sqlite3
 
-    from grader.classwork.batch import student_of
+    from grader.classwork import batch, origins
     from grader.classwork.gradebook import FILENAME, Gradebook
 
-    Gradebook(out)
-    rows = []
-    for path in sorted(submissions.rglob("*")):
-        if path.suffix not in (".py", ".ipynb") or not path.is_file():
-            continue
-        relative = path.relative_to(submissions).as_posix()
-        result = json.dumps({"assignment": assignment, "exercises": [], "error": None,
-                             "status": "graded", "score": 1.0, "max_score": 1.0})
-        rows.append((student_of(relative, None), assignment, relative,
-                     hashlib.sha256(path.read_bytes()).hexdigest(), "graded", 1.0, 1.0, result,
-                     "2026-01-01T00:00:00+00:00"))
+    book = Gradebook(out)
+    folder, _ = batch.source_folder(submissions, out)
+    jobs, _, platform = batch.read_folder(folder, None, None)
+    if remember:
+        origins.remember(book, assignment, origins.Origin(folder.resolve(), platform))
+    result = json.dumps({"assignment": assignment, "exercises": [], "error": None,
+                         "status": "graded", "score": 1.0, "max_score": 1.0})
+    rows = [(job.student, assignment, job.relative, job.sha256, "graded", 1.0, 1.0, result,
+             "2026-01-01T00:00:00+00:00") for job in sorted(jobs, key=lambda j: j.student)]
     with sqlite3.connect(out / FILENAME) as db:
         db.executemany("INSERT INTO results (student, assignment, submission, sha256, status, "
                        "score, max_score, result, graded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
