@@ -33,7 +33,7 @@ def test_similar_prints_the_planted_copies_first_with_their_exercises(batch, tmp
     assert shown.NOT_A_VERDICT in stdout
     ranked = re.findall(r"^ +(\d+)\. (\S+) ~ (\S+)  score (\S+)  rests on (.*?)(  flagged)?$",
                         stdout, re.M)
-    assert len(ranked) == 6
+    assert 4 <= len(ranked) <= 6  # honest pairs below the floor (0.2) are not listed
     copies = {frozenset((p.copier, p.source)) for p in planted}
     assert {frozenset(r[1:3]) for r in ranked[:4]} == copies
     assert all(r[5] for r in ranked[:4]) and not any(r[5] for r in ranked[4:])
@@ -41,7 +41,7 @@ def test_similar_prints_the_planted_copies_first_with_their_exercises(batch, tmp
     data = json.loads((tmp_path / "r.json").read_text())
     assert [frozenset(p["students"]) for p in data["pairs"][:4]] == \
         [frozenset(r[1:3]) for r in ranked[:4]]
-    assert [p["score"] for p in data["pairs"][:6]] == [float(r[3]) for r in ranked]
+    assert [p["score"] for p in data["pairs"][:len(ranked)]] == [float(r[3]) for r in ranked]
     assert data["pairs"][0]["rests_on"] == ranked[0][4].split(", ")
 
 
