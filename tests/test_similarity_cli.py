@@ -137,6 +137,13 @@ def test_the_report_shows_each_flagged_pair_side_by_side(batch, tmp_path):
     assert section.count('<div class="side">') == 2 * len(planted)
     marks = re.findall(r'<mark title="shared; written by (\d+) of 34 students">', section)
     assert marks and all(2 <= int(n) < 10 for n in marks)
+    shown_counts = re.findall(r'<span class="w">(\d+)</span> <mark title="shared; written by '
+                              r'(\d+) of', section)
+    assert len(shown_counts) == len(marks) and all(a == b for a, b in shown_counts)
+    for pair in section.split('<li class="pair">')[1:]:  # both sides in one order
+        a, b = pair.split('<div class="side">')[1:3]
+        assert re.findall(r'aria-label="[^:]+: (\w+)"', a) == \
+            re.findall(r'aria-label="[^:]+: (\w+)"', b)
     assert "<script" not in html.lower() and "http" not in section
     for copy in planted:  # names only inside <details>, as the rest of the page
         assert f"<p class=\"names\">{min(copy.copier, copy.source)} and " \

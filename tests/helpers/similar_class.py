@@ -284,9 +284,29 @@ def one_line_changed(source: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def disguised(source: str) -> str:
+    """Every disguise at once: renamed, reordered, commented and one line changed."""
+    return commented(reordered(renamed(one_line_changed(source))))
+
+
+def _function(source: str, name: str) -> str:
+    return re.search(rf"def {name}\(.*?(?=\n\n\ndef |\Z)", source, re.S).group(0)  # type: ignore[union-attr]
+
+
+def one_exercise(source: str) -> str:
+    """A student's own module with one function, the scaled attention, copied and renamed."""
+    own = honest(len(source) * 7919)
+    name = "scaled_dot_product_self_attention"
+    made = own.replace(_function(own, name), renamed(_function(source, name)))
+    return made if "import math" in made or "math." not in made else \
+        made.replace(HEADER, HEADER.replace("\n\n\n", "\nimport math\n\n\n"), 1)
+
+
 COPIES = {"renamed": renamed, "reordered": reordered, "commented": commented,
-          "one_line": one_line_changed}
+          "one_line": one_line_changed, "disguised": disguised, "one_exercise": one_exercise}
 """How a copy is made from its source, by name."""
+PLANTED = ("renamed", "reordered", "commented", "one_line")
+"""The copies `write_class` plants unless told."""
 
 
 @dataclass(frozen=True)
@@ -312,7 +332,7 @@ def notebook(source: str) -> str:
 
 
 def write_class(folder: Path, honest_students: int, seed: int = 0,
-                copies: tuple[str, ...] = tuple(COPIES)) -> list[Planted]:
+                copies: tuple[str, ...] = PLANTED) -> list[Planted]:
     """`folder/<student>_udl_attention.py` for each honest student, `s000`, `s001`, ...,
     and one copy of a different honest student for each of `copies`, named `copy<how>`
     (a notebook for "commented"). Returns the copies planted."""
