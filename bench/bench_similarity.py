@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from grader.classwork import similarity  # noqa: E402
 from grader.classwork.gradebook import Gradebook  # noqa: E402
+from grader.classwork.origins import Origin  # noqa: E402
 from grader.classwork.similarity import sources  # noqa: E402
 from grader.spec import registry  # noqa: E402
 from tests.helpers import similar_class  # noqa: E402
@@ -32,7 +33,7 @@ def measure(size: int, folder: Path) -> None:
     similar_class.record(folder / "subs", folder / "out")
     rows = Gradebook(folder / "out").rows()
     started = time.perf_counter()
-    students, left = sources.read_class(rows, folder / "subs")
+    students, left = sources.read_class(rows, Origin(folder / "subs", "folder"))
     given = sources.stubs("udl_attention", ROOT / "exercises")
     read = time.perf_counter() - started
     started = time.perf_counter()

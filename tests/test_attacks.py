@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from grader import cli
-from grader.classwork import batch
+from grader.classwork import finding
 from grader.pipeline import grading, loading
 from grader.results import CellStatus, CheckStatus, ResultStatus
 from grader.sandbox import isolation, users
@@ -292,7 +292,7 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def test_a_link_to_the_solution_is_never_graded_as_the_students_work(tmp_path):
-    from grader.classwork import autograder, batch
+    from grader.classwork import autograder
 
     solution = ROOT / "solutions" / "udl_attention.py"
     folder = tmp_path / "submissions"
@@ -323,7 +323,7 @@ def test_a_link_to_the_solution_is_never_graded_as_the_students_work(tmp_path):
     assert "graded 0, skipped 0" in out.getvalue()
     # Gradescope: a submission folder of links holds no submission
     assert autograder.find_submissions(folder, registry.get("udl_attention")) == []
-    assert batch.find(folder, None) == ([], [
+    assert finding.find(folder, None) == ([], [
         "bob: is a symbolic link; the grader reads only files handed in as they are",
         "alice_udl_attention.py: is a symbolic link; the grader reads only files handed in as "
         "they are",
@@ -448,16 +448,16 @@ def test_student_names_that_are_paths_or_control_characters_are_refused(tmp_path
         (folder / name).write_text(HONEST)
     (folder / "deep" / "er").mkdir(parents=True)
     (folder / "deep" / "er" / "x_attention_basics.py").write_text(HONEST)
-    pattern = batch.compile_pattern(r"^(?P<student>.+)_attention")
-    jobs, ignored = batch.find(folder, pattern)
+    pattern = finding.compile_pattern(r"^(?P<student>.+)_attention")
+    jobs, ignored = finding.find(folder, pattern)
     assert [job.student for job in jobs] == ["ok"]
     assert sorted(ignored) == [
         "deep/er/x_attention_basics.py: the student name is a path, not a name",
         "esc\x1b[2J_attention_basics.py: the student name has control characters or line "
         "breaks"]
     for name in ("..", "/etc", "a/../b", "tab\tname", "line\u2028break"):
-        assert batch.bad_name(name) is not None, name
-    assert batch.bad_name("alice.smith-2") is None
+        assert finding.bad_name(name) is not None, name
+    assert finding.bad_name("alice.smith-2") is None
     out = tmp_path / "graded"
     code = cli.run(["batch", str(folder), "--assignment", "attention_basics", "--out", str(out),
                     "--student-pattern", r"^(?P<student>.+)_attention"], io.StringIO(),

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from grader import cli
-from grader.classwork import batch
+from grader.classwork import batch, finding
 from grader.classwork.gradebook import FILENAME, Gradebook
 from grader.errors import UsageError
 from grader.pipeline import grading
@@ -36,17 +36,17 @@ OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
     ("carol.ipynb", "carol"),
 ])
 def test_default_student_names(relative, student):
-    assert batch.student_of(relative, None) == student
+    assert finding.student_of(relative, None) == student
 
 
 def test_a_custom_pattern_and_its_errors():
-    pattern = batch.compile_pattern(r"^(?P<student>[a-z]+\d+)-")
-    assert batch.student_of("abc123-final.ipynb", pattern) == "abc123"
-    assert batch.student_of("late.ipynb", pattern) is None
+    pattern = finding.compile_pattern(r"^(?P<student>[a-z]+\d+)-")
+    assert finding.student_of("abc123-final.ipynb", pattern) == "abc123"
+    assert finding.student_of("late.ipynb", pattern) is None
     with pytest.raises(UsageError, match="needs a group named student"):
-        batch.compile_pattern(r"^(\w+)_")
+        finding.compile_pattern(r"^(\w+)_")
     with pytest.raises(UsageError, match="is not a regular expression"):
-        batch.compile_pattern(r"(?P<student>")
+        finding.compile_pattern(r"(?P<student>")
 
 
 def test_batch_grades_everything_in_parallel_and_records_it(tmp_path):

@@ -35,7 +35,7 @@ except ImportError:  # in the dev extra: under CI (`CI` set), a missing install 
                 allow_module_level=True)
 
 from grader import cli
-from grader.classwork import batch  # noqa: E402
+from grader.classwork import batch, finding  # noqa: E402
 from grader.classwork.gradebook import Gradebook  # noqa: E402
 from grader.errors import GraderError  # noqa: E402
 from grader.pipeline import grading
@@ -258,7 +258,7 @@ def test_a_batch_whose_workers_all_left_stops_keeping_what_was_graded(tmp_path, 
         f"{local.scheduler_address} --nworkers N --nthreads 1` on each host) and run the "
         "same command again: it grades only what is missing")
     recorded = Gradebook(tmp_path / "out").known_hashes("udl_attention")
-    assert 1 <= progress.lines == len(recorded) < len(batch.find(folder, None)[0])
+    assert 1 <= progress.lines == len(recorded) < len(finding.find(folder, None)[0])
 
 
 class Killer(distributed.WorkerPlugin):

@@ -81,7 +81,8 @@ def test_the_entry_point_parses_before_it_imports_the_grading_machinery():
             "print(sorted(m for m in sys.modules if m == 'numpy' or m.startswith('grader.')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, timeout=60, check=True)
-    assert done.stdout.strip() == str(['grader.cli', 'grader.cli.app', 'grader.cli.entry',
+    assert done.stdout.strip() == str(['grader.cli', 'grader.cli.app',
+                                       'grader.cli.class_arguments', 'grader.cli.entry',
                                        'grader.cli.parser', 'grader.errors', 'grader.sandbox',
                                        'grader.sandbox.limits', 'grader.text'])
 

@@ -200,9 +200,9 @@ def test_a_repository_whose_git_is_a_link_is_not_read(tmp_path):
 
 
 def test_a_platforms_job_pickles_for_a_dask_worker(tmp_path):
-    from grader.classwork import batch as batch_module
+    from grader.classwork import finding
 
-    jobs, ignored, platform = batch_module.gather(
+    jobs, ignored, platform = finding.gather(
         gradescope_zip(tmp_path / "export.zip"), tmp_path / "out", None, None)
     assert platform == "gradescope" and ignored == []
     job = next(job for job in jobs if job.student == "20001")

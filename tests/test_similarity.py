@@ -11,6 +11,7 @@ import pytest
 
 from grader.classwork import similarity
 from grader.classwork.gradebook import Gradebook
+from grader.classwork.origins import Origin
 from grader.classwork.similarity import index, sources, tokens
 from grader.pipeline import loading
 from tests.conftest import ROOT
@@ -26,7 +27,8 @@ def ranking_of(folder: Path, threshold: float = similarity.THRESHOLD) -> similar
     out = folder.parent / f"{folder.name}-out"
     similar_class.record(folder, out)
     rows = Gradebook(out).rows()
-    return similarity.of_batch("udl_attention", rows, folder, ROOT / "exercises", threshold)
+    return similarity.of_batch("udl_attention", rows, Origin(folder, "folder"),
+                               ROOT / "exercises", threshold)
 
 
 @pytest.fixture(scope="module")
@@ -167,12 +169,12 @@ def test_a_file_changed_since_it_was_graded_is_not_compared(tmp_path):
     similar_class.record(folder, out)
     (folder / "amy_udl.py").write_text("def softmax(x):\n    return x\n")
     (folder / "bo_udl.ipynb").unlink()
-    ranking = similarity.of_batch("udl_attention", Gradebook(out).rows(), folder,
-                                  ROOT / "exercises")
+    ranking = similarity.of_batch("udl_attention", Gradebook(out).rows(),
+                                  Origin(folder, "folder"), ROOT / "exercises")
     why = {n.student: n.why for n in ranking.not_compared}
     assert why["amy"] == "amy_udl.py: changed since it was graded (its hash is not the " \
                          "gradebook's)"
-    assert "bo_udl.ipynb: cannot be read" in why["bo"]
+    assert why["bo"] == f"bo_udl.ipynb: not in {folder} any more"
 
 
 def test_rarity_falls_from_one_for_a_pair_to_zero_for_the_common():

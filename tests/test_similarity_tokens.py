@@ -87,3 +87,12 @@ def test_a_definition_too_deep_is_refused_not_recursed():
         assert str(exc) == "f (cell 1) is nested more than 100 levels deep"
     else:
         raise AssertionError("not refused")
+
+
+def test_a_print_after_a_block_keeps_the_blocks_end():
+    plain = "def f(x):\n    for i in x:\n        y = i\n    return y\n"
+    printed = "def f(x):\n    for i in x:\n        y = i\n    print(y)\n    return y\n"
+    one, two = (tokens.definition(ast.parse(s).body[0], s.splitlines(True), 1)
+                for s in (plain, printed))
+    assert [t.text for t in one.tokens] == [t.text for t in two.tokens]
+    assert [t.text for t in two.tokens].count(tokens.DEDENT) == 2

@@ -1,15 +1,4 @@
-"""Grading a whole class: find the submissions, name the students, grade in parallel.
-
-The submissions are a folder or a zip (unpacked safely under `OUT/submissions/`, see
-`grader.classwork.ingest.archives`). A platform's download (Canvas, Moodle, Gradescope, a
-folder of Git repositories) is recognised, or named with `platform`, and read by
-`grader.classwork.ingest`: the student is the platform's user id and the time the platform's.
-In a plain folder, student names come from the path of each file relative to the submissions folder:
-- a file inside a folder belongs to that folder's student: `alice/notebook.ipynb` -> alice;
-- a file directly in the submissions folder belongs to the part of its name before the first
-  underscore or dot: `bob_attention.ipynb` -> bob (the layout of most LMS downloads);
-- `--student-pattern REGEX` replaces both: a regular expression with a group named `student`,
-  searched in the relative path (for example `^(?P<student>[a-z]+\\d+)-`).
+"""Grading a whole class: the submissions that `finding` finds, graded in parallel.
 
 Every result is recorded in the gradebook as soon as it is ready; a file already graded with
 the same hash is skipped unless `force` is set. A submission graded again is compared with
@@ -22,27 +11,22 @@ cluster (`grader.classwork.distributed`). Finding, recording, resuming and repor
 
 from __future__ import annotations
 
-import hashlib
 import re
 import sys
 import time
-import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import Any, TextIO
 
 from grader import result_json, text
-from grader.classwork import identities, regrade, times
+from grader.classwork import finding, identities, origins, regrade, times
 from grader.classwork.gradebook import Gradebook
-from grader.classwork.ingest import archives, recognise
-from grader.classwork.ingest.handed import Handed
 from grader.classwork.jobs import Graded, Job, Pool, grade_job
-from grader.errors import UsageError
 from grader.model import Assignment
-from grader.pipeline import grading, submissions
+from grader.pipeline import grading
 from grader.report.files import report_path
 from grader.results import Result, ResultStatus
 from grader.sandbox import isolation
@@ -74,126 +58,6 @@ class Summary:
     timed: tuple[str, ...] = ()
     """What a times file gave: how many students got a time, and whom it names that the
     download does not have; empty without one."""
-
-
-def student_of(relative: str, pattern: re.Pattern[str] | None) -> str | None:
-    """The student a submission belongs to, or None when the path does not say."""
-    if pattern is not None:
-        found = pattern.search(relative)
-        return found.group("student") if found and found.group("student") else None
-    if "/" in relative:
-        return relative.split("/", 1)[0]
-    name = re.split(r"[_.]", relative, maxsplit=1)[0]
-    return name or None
-
-
-def bad_name(student: str) -> str | None:
-    """Why a student name cannot name a folder of results, or None when it can."""
-    if text.one_line(student) != student or "\t" in student:
-        return "has control characters or line breaks"
-    if "/" in student or "\\" in student or student in (".", ".."):
-        return "is a path, not a name"
-    if len(student) > 200:
-        return "is longer than 200 characters"
-    return None
-
-
-def compile_pattern(text: str | None) -> re.Pattern[str] | None:
-    """Check a --student-pattern; a UsageError names what is wrong with it."""
-    if text is None:
-        return None
-    try:
-        pattern = re.compile(text)
-    except re.error as exc:
-        raise UsageError(f"--student-pattern {text!r} is not a regular expression ({exc})") \
-            from None
-    if "student" not in pattern.groupindex:
-        raise UsageError(f"--student-pattern {text!r} needs a group named student, "
-                         "as in (?P<student>...)")
-    return pattern
-
-
-def find(folder: Path, pattern: re.Pattern[str] | None) -> tuple[list[Job], list[str]]:
-    """The submissions in a folder, one per student with all their files, and the files
-    passed over, each with the reason."""
-    found = submissions.in_folder(folder)
-    files: dict[str, list[tuple[Path, str, str]]] = {}
-    ignored = [f"{path.relative_to(folder).as_posix()}: {why}" for path, why in found.refused]
-    for path in found.files:
-        relative = path.relative_to(folder).as_posix()
-        student = student_of(relative, pattern)
-        why = "no student name in its path (see --student-pattern)" if student is None \
-            else bad_name(student)
-        if why is not None:
-            ignored.append(f"{relative}: the student name {why}" if student else
-                           f"{relative}: {why}")
-            continue
-        try:
-            data = submissions.read_bytes(path)
-        except OSError as exc:
-            ignored.append(f"{relative}: cannot be read ({exc.strerror or exc})")
-            continue
-        files.setdefault(str(student), []).append(
-            (path, relative, hashlib.sha256(data).hexdigest()))
-    jobs = [Job(tuple(p for p, _, _ in own), tuple(r for _, r, _ in own), student,
-                tuple(h for _, _, h in own)) for student, own in files.items()]
-    return jobs, ignored
-
-
-def jobs_of(handed: Sequence[Handed], root: Path) -> tuple[list[Job], list[str]]:
-    """A platform's students' work as jobs, each file hashed now; a student whose key cannot
-    name a folder of results, or a file that cannot be read, is passed over with why."""
-    jobs, ignored = [], []
-    for one in handed:
-        why = bad_name(one.student)
-        if why is not None:
-            ignored.append(f"{text.one_line(one.student)}: the student name {why}")
-            continue
-        hashes = []
-        for path in one.files:
-            try:
-                hashes.append(hashlib.sha256(submissions.read_bytes(path)).hexdigest())
-            except OSError as exc:
-                ignored.append(f"{path.relative_to(root).as_posix()}: cannot be read "
-                               f"({exc.strerror or exc})")
-                break
-        else:
-            jobs.append(Job(one.files, one.names, one.student, tuple(hashes), one.submitted_at,
-                            one.display_name, tuple(sorted(one.ids.items()))))
-    return jobs, ignored
-
-
-def source_folder(source: Path, out: Path) -> tuple[Path, list[str]]:
-    """The folder to grade: `source` itself, or the zip `source` unpacked under
-    `out/submissions/`, with the members passed over."""
-    if source.is_symlink() or not source.is_file():
-        return source, []
-    if not zipfile.is_zipfile(source):
-        raise UsageError(f"{source}: neither a folder nor a zip archive; name the folder of "
-                         "submissions, or the .zip the platform's download gave you")
-    stem = re.sub(r"[^A-Za-z0-9._-]", "_", source.stem).lstrip(".") or "download"
-    unpacked = archives.unpack(source, out / "submissions" / stem)
-    return unpacked.folder, list(unpacked.passed_over)
-
-
-def gather(source: Path, out: Path, pattern: re.Pattern[str] | None,
-           platform: str | None, roster: Mapping[str, str] | None = None
-           ) -> tuple[list[Job], list[str], str]:
-    """Every student's job in a folder or zip, what was passed over, and the layout read."""
-    if pattern is not None and platform not in (None, "folder"):
-        raise UsageError(f"--student-pattern reads a plain folder; it cannot be used with "
-                         f"--from {platform}, which names the students itself")
-    folder, ignored = source_folder(source, out)
-    if not folder.is_dir() or folder.is_symlink():
-        submissions.in_folder(folder)  # the one error for a folder that is not there
-    if platform is None:
-        platform = "folder" if pattern is not None else recognise.recognise(folder)[0]
-    if platform == "folder":
-        jobs, more = find(folder, pattern)
-        return jobs, ignored + more, platform
-    read = recognise.read(folder, cast(recognise.Platform, platform), roster)
-    jobs, more = jobs_of(read.handed, folder)
-    return jobs, [*ignored, *read.passed_over, *more], platform
 
 
 def write_outputs(out: Path, job: Job, graded: Graded, feedback: Limits | None = None) -> None:
@@ -280,12 +144,15 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
     with pool:  # an instructor's mistake stops it here
         if not out.exists() and not isolation.offered().namespaces:
             out.mkdir(mode=0o700, parents=True)  # the students' reports: root's eyes only
-        found, ignored, platform = gather(folder, out, pattern, platform, roster)
+        where, ignored = finding.source_folder(folder, out)
+        found, more, platform = finding.read_folder(where, pattern, platform, roster)
         book = Gradebook(out)
         found, timed = times.given(found, given) if given else (found, [])
         if given:
             book.retime(assignment.name, [(job.student, job.relative, job.submitted_at)
                                           for job in found if job.submitted_at])
+        origins.remember(book, assignment.name, origins.Origin(
+            where.resolve(), platform, pattern.pattern if pattern else None, dict(roster or {})))
         identities.identify(book, assignment.name, [(job.student, job.display_name,
                                                     dict(job.ids)) for job in found if job.ids])
         known = {} if force else book.known_hashes(assignment.name)
@@ -300,7 +167,7 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
                             options.limits if feedback else None, before, changes)
     changes.sort(key=lambda change: (change.student, change.submission))
     saved = regrade.save(out, assignment.name, changes, len(before)) if before else None
-    return Summary(len(todo), len(found) - len(todo), errors, tuple(ignored),
+    return Summary(len(todo), len(found) - len(todo), errors, (*ignored, *more),
                    time.monotonic() - started, platform,
                    tuple(regrade.summary(changes, len(before), saved)), tuple(timed))
 

@@ -2,10 +2,12 @@
 
 - `parser`: the one argument parser (every limit's flag from the fields of `Limits`), and the
   exceptions that end a parse (`--help`, `--version`, a usage error); it imports nothing heavy.
+  `class_arguments`: the arguments the class's commands share (roster, time policy, times,
+  similarity, override and log).
 - `app`: the one exit point, `run(argv, out, err)`: parse, run, print errors, exit codes.
-- `grade_commands`: `run`, `check` and `batch`; `class_commands`: `gradebook` and
-  `gradescope`; `author_commands`: `list`, `assign`, `release`, `validate`, `references` and
-  `doctor`.
+- `grade_commands`: `run`, `check` and `batch`; `class_commands`: `gradebook report` and
+  `similar`, and `gradescope`; `term_commands`: `gradebook export`, `override` and `log`;
+  `author_commands`: `list`, `assign`, `release`, `validate`, `references` and `doctor`.
 - `output`: writing the files a command was asked for.
 - `serve_command`: `grade serve`, a warm grader; `served`: where it listens, and the client
   side that hands `grade run` and `grade check` to it when it runs.

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from grader import text
-from grader.classwork import gradebook
+from grader.classwork import gradebook, origins
 from grader.cli.output import write
 from grader.errors import UsageError
 from grader.pipeline import grading
@@ -33,6 +33,12 @@ def cmd_class_report(args: argparse.Namespace, out: TextIO) -> int:
     report = classreport.build(args.assignment or (names[0] if names else ""), recorded)
     if args.submissions:
         report = dataclasses.replace(report, similarity=_similarity(args))
+    elif names:
+        try:  # where the batch read them; a report without it is still a report
+            report = dataclasses.replace(report, similarity=_similarity(args))
+        except UsageError as exc:
+            args.err.write(f"grade: the report has no side-by-side comparison of similar "
+                           f"submissions: {text.one_line(str(exc))}\n")
     targets = ((args.html, classpage.html), (args.md, classpage.markdown),
                (args.json, classpage.render_json))
     for target, render in targets:
@@ -83,7 +89,8 @@ def cmd_similar(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _similarity(args: argparse.Namespace) -> similarity.Ranking:
-    """The ranking that `--submissions` (and `--stubs`, `--threshold`) ask for."""
+    """The ranking that `--submissions` (or where the batch recorded it read them),
+    `--stubs` and `--threshold` ask for."""
     from grader.classwork import similarity
     from grader.spec.layout import Layout
 
@@ -99,4 +106,25 @@ def _similarity(args: argparse.Namespace) -> similarity.Ranking:
     if not names:
         raise UsageError(f"{book.path}: no result to compare; run `grade batch` first")
     stubs = Path(args.stubs) if args.stubs else Layout.current().exercises
-    return similarity.of_batch(names[0], rows, Path(args.submissions), stubs, args.threshold)
+    return similarity.of_batch(names[0], rows, _origin(args, book, names[0]), stubs,
+                               args.threshold)
+
+
+def _origin(args: argparse.Namespace, book: gradebook.Gradebook, assignment: str
+            ) -> origins.Origin:
+    """Where to find the students' files: `--submissions` (a folder, or a zip unpacked as
+    the batch unpacks it), read in the layout the batch recorded; else the folder the batch
+    recorded."""
+    from grader.classwork import finding
+
+    recorded = origins.recalled(book, assignment)
+    if args.submissions:
+        folder, _ = finding.source_folder(Path(args.submissions), Path(args.out))
+        if recorded is None:
+            return origins.Origin(folder, None)
+        return dataclasses.replace(recorded, folder=folder)
+    if recorded is None:
+        raise UsageError(f"{book.path}: no batch recorded where the submissions of "
+                         f"{assignment} are (it was graded before grade batch kept that); "
+                         "pass --submissions with the folder that grade batch graded")
+    return recorded

@@ -212,7 +212,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
     """`grade batch`: a folder or zip of submissions into a gradebook; exit 1 when one could not be
     graded."""
-    from grader.classwork import batch, gradebook, identities  # sqlite: only a batch needs it
+    from grader.classwork import batch, finding, gradebook, identities  # sqlite: a batch only
     from grader.cli import term_commands
 
     assignment = registry.get(args.assignment)
@@ -220,7 +220,7 @@ def cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
     given = term_commands.read_times(args)  # and so do bad times
     summary = batch.run(Path(args.folder), assignment, Path(args.out), args.jobs,
                         options(args, public_only=False), force=args.force,
-                        pattern=batch.compile_pattern(args.student_pattern), dask=args.dask,
+                        pattern=finding.compile_pattern(args.student_pattern), dask=args.dask,
                         feedback=args.feedback, platform=args.platform, given=given)
     if summary.platform != "folder":
         out.write(f"read {args.folder} as a {summary.platform} download\n")

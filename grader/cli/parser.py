@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from grader import __version__
+from grader.cli import class_arguments
 from grader.errors import UsageError
 
 if TYPE_CHECKING:
@@ -28,9 +29,6 @@ named here so that parsing imports no gradebook."""
 BATCH_SOURCES = ("canvas", "moodle", "gradescope", "git", "folder")
 """`grade batch --from`: `grader.classwork.ingest.recognise.PLATFORMS` (a test holds them equal)."""
 
-SIMILAR_THRESHOLD = 0.5
-"""`grade gradebook similar --threshold`'s default: `similarity.THRESHOLD` (a test keeps them
-equal), named here so that parsing imports no comparison."""
 
 E = TypeVar("E", bound=enum.Enum)
 
@@ -253,8 +251,8 @@ def _batch(grade_class: argparse.ArgumentParser) -> None:
                              "download, a folder of Git repositories, or a plain folder "
                              "(default: recognised)")
     _add_limits(grade_class)
-    _add_roster(grade_class)
-    _add_times(grade_class)
+    class_arguments.add_roster(grade_class)
+    class_arguments.add_times(grade_class)
     grade_class.set_defaults(handler="grade_commands:cmd_batch")
 
 
@@ -276,7 +274,7 @@ def _gradebook(book: argparse.ArgumentParser) -> None:
     export.add_argument("--dry-run", action="store_true",
                         help="write nothing: say which grades would change against the "
                         "last export in this format")
-    _add_term(export)
+    class_arguments.add_term(export)
     export.set_defaults(handler="term_commands:cmd_export")
     report = book_commands.add_parser("report", help="what the class got wrong: scores, "
                                       "exercises, cases, misconceptions, cell errors and "
@@ -288,10 +286,10 @@ def _gradebook(book: argparse.ArgumentParser) -> None:
     report.add_argument("--md", metavar="FILE", help="write it in Markdown here")
     report.add_argument("--json", metavar="FILE", help="write the numbers as JSON here "
                         "(with none of the three, the Markdown goes to stdout)")
-    _add_similarity(report, required=False)
-    _add_term(report)
+    class_arguments.add_similarity(report)
+    class_arguments.add_term(report)
     report.set_defaults(handler="class_commands:cmd_class_report")
-    _add_override_commands(book_commands)
+    class_arguments.add_override_commands(book_commands)
     similar = book_commands.add_parser("similar", help="rank pairs of students by the rare "
                                        "code they share (the template subtracted): a lead for "
                                        "a human look, never a verdict")
@@ -301,7 +299,7 @@ def _gradebook(book: argparse.ArgumentParser) -> None:
     similar.add_argument("--json", metavar="FILE", help="also write the ranking as JSON here")
     similar.add_argument("--top", type=int, default=20, metavar="N",
                          help="pairs printed (default: 20)")
-    _add_similarity(similar, required=True)
+    class_arguments.add_similarity(similar)
     similar.set_defaults(handler="class_commands:cmd_similar")
 
 
@@ -395,73 +393,7 @@ def build_parser(complete: bool = True) -> argparse.ArgumentParser:
     return parser
 
 
-def _add_similarity(command: argparse.ArgumentParser, required: bool) -> None:
-    """The options that compare the code of a batch's students (`grade gradebook similar`,
-    and `report` for its similar-submissions section)."""
-    command.add_argument("--submissions", required=required, metavar="SUBMISSIONS_DIR",
-                         help="the folder that grade batch graded" + (
-                             "" if required else ": adds the side-by-side comparison of "
-                             "similar submissions"))
-    command.add_argument("--stubs", metavar="DIR", help="the folder of what students received, "
-                         "subtracted first (default: the course's exercises/)")
-    command.add_argument("--threshold", type=float, default=SIMILAR_THRESHOLD, metavar="X",
-                         help="the score, 0 to 1, that flags a pair "
-                         f"(default: {SIMILAR_THRESHOLD:g})")
-
-
 def parse(argv: Sequence[str]) -> argparse.Namespace:
     """What `argv` asks for. Raises `CommandLineError` when it does not parse, and `Shown`
     for `--help` and `--version`."""
     return build_parser(complete=False).parse_args(list(argv))
-
-
-def _add_roster(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--roster", metavar="CSV",
-                        help="the class roster as Canvas or Moodle exports it: students "
-                        "without a submission are listed as missing, submissions of "
-                        "students not on it are named")
-
-
-def _add_term(parser: argparse.ArgumentParser) -> None:
-    """The roster and the time policy, applied at every export and report."""
-    _add_roster(parser)
-    parser.add_argument("--due", metavar="WHEN", help="the deadline, ISO 8601 with its "
-                        "offset (2026-03-01T23:59:00-05:00), or local to --timezone")
-    parser.add_argument("--timezone", metavar="ZONE", help="IANA time zone of dates written "
-                        "without an offset (America/New_York)")
-    parser.add_argument("--late", metavar="POLICY", help="late penalty, a percentage of the "
-                        "points earned per hour or day started: '10%%/day,cap=50%%,grace=15m'")
-    parser.add_argument("--hard-deadline", metavar="WHEN", help="no credit after this")
-    parser.add_argument("--extensions", metavar="CSV", help="per-student deadlines, lines "
-                        "of student,due (a roster's extension column does the same)")
-
-
-def _add_override_commands(book_commands: Any) -> None:
-    """`grade gradebook override` and `grade gradebook log`."""
-    override = book_commands.add_parser("override", help="set a student's grade (or one "
-                                        "exercise's points) by hand, with a reason")
-    override.add_argument("target", nargs="+", metavar="STUDENT [EXERCISE] POINTS",
-                          help="with --clear, STUDENT [EXERCISE]")
-    override.add_argument("--reason", help="why (required; kept in the log)")
-    override.add_argument("--clear", action="store_true", help="remove the override")
-    override.add_argument("--by", help="who (default: the user running grade)")
-    override.add_argument("--out", default=".", metavar="OUT_DIR",
-                          help="the folder given to grade batch --out (default: here)")
-    override.add_argument("--assignment", help="the assignment, when the gradebook holds "
-                          "several")
-    _add_roster(override)
-    override.set_defaults(handler="term_commands:cmd_override")
-    log = book_commands.add_parser("log", help="every override and clear, in order")
-    log.add_argument("--out", default=".", metavar="OUT_DIR",
-                     help="the folder given to grade batch --out (default: here)")
-    log.set_defaults(handler="term_commands:cmd_log")
-
-
-def _add_times(parser: argparse.ArgumentParser) -> None:
-    """`grade batch --times`: submission times for downloads that carry none."""
-    parser.add_argument("--times", metavar="CSV", help="submission times, for Canvas and "
-                        "Moodle downloads that carry none: Moodle's grading worksheet "
-                        "(needs --timezone), or lines of student,submitted_at (ISO 8601); "
-                        "they replace the download's times")
-    parser.add_argument("--timezone", metavar="ZONE", help="IANA time zone of the times "
-                        "and roster dates written without an offset (America/New_York)")

@@ -20,7 +20,8 @@ from grader.pipeline.judging import Context, Judgement, judgement
 from grader.results import CheckResult, CheckStatus, Diagnosis, ExerciseResult
 from grader.sandbox.inside.calling import NOT_IMPLEMENTED
 from grader.sandbox.limits import cap
-from grader.sandbox.session import CallOutcome, Session
+from grader.sandbox.outcomes import CallOutcome
+from grader.sandbox.session import Session
 from grader.spec import references
 
 LATE_PRINTED = "[grader] printed outside any call while the hidden cases ran:\n"

@@ -9,6 +9,7 @@ one), so that one fatal cell costs only itself. The worker never receives a refe
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -16,11 +17,11 @@ from typing import Any
 from grader.errors import IsolationError, SandboxError
 from grader.results import CellResult, CellStatus, CheckStatus
 from grader.sandbox import isolation
-from grader.sandbox.inside.calling import NOT_IMPLEMENTED
 from grader.sandbox.inside.protocol import Reply
 from grader.sandbox.limits import CappedOutput, Engine, Limits, OnError, cap
+from grader.sandbox.outcomes import CallOutcome, outcome_of
 from grader.sandbox.resources import Resources
-from grader.sandbox.spares import Spare, Spares
+from grader.sandbox.spares import Spare, Spares, start_spare
 from grader.sandbox.transport import (
     MAX_REPLY_BYTES,
     PipeTransport,
@@ -65,24 +66,6 @@ class SandboxConfig:
         # Plain strings ("stop", "kernel") are accepted, and checked, here.
         object.__setattr__(self, "on_error", OnError(self.on_error))
         object.__setattr__(self, "engine", Engine(self.engine))
-
-
-@dataclass(frozen=True)
-class CallOutcome:
-    """What one call of an exercise produced, as plain data."""
-
-    status: CheckStatus
-    """PASSED here means "returned a value"; else MISSING, ERROR or TIMEOUT."""
-    value: Any = None
-    """The decoded return value (arrays, tuples, lists, `protocol.Unsupported`)."""
-    message: str = ""
-    """Why there is no value."""
-    printed: str = ""
-    """What the call printed (capped). The grader decides who sees it: a hidden case's call
-    may print its inputs, so its output reaches no student."""
-    reused: bool = False
-    """The worker says that it ran in a call process that had served another call before
-    it (`call_process`). The student's code can forge it: it decides nothing."""
 
 
 def transport_for(config: SandboxConfig, offer: isolation.Offer,
@@ -152,28 +135,12 @@ class Session:
     def _spare_kind(self) -> tuple[object, ...]:
         return (self.config.preload, self.limits)
 
-    def _make_spare(self) -> Spare | None:
-        """A worker like this session's, for the next session (`spares`)."""
-        resources = Resources(self.limits, self.offer)
-        transport = PipeTransport(self.offer, self.config.preload,
-                                  CappedOutput(self.limits.output_bytes), use_zygote=True,
-                                  zygotes=self.config.zygotes)
-        try:
-            confined = transport.start(resources)
-        except BaseException:
-            resources.close()
-            raise
-        if transport.worker is not WorkerStart.ZYGOTE:  # the zygote failed: none is spare
-            transport.close()
-            resources.close()
-            return None
-        return Spare(resources, transport, confined)
-
     def _start_worker(self) -> None:
         spares = self._spares() if self._resources is None else None
         if spares is not None:
             spare = spares.take(self._spare_kind())
-            spares.prepare(self._spare_kind(), self._make_spare)  # the next session's
+            spares.prepare(self._spare_kind(), functools.partial(  # the next session's
+                start_spare, self.offer, self.config.preload, self.limits, self.config.zygotes))
             if spare is not None and self._adopt(spare):
                 return
         if self._resources is None:
@@ -374,7 +341,7 @@ class Session:
                         "the worker sent", "the call returned"))
                 self._restart()
                 continue
-            outcome = _outcome(reply, value, self.limits.call_timeout)
+            outcome = outcome_of(reply, value, self.limits.call_timeout)
             return replace(outcome, printed=str(reply.get("printed") or ""),
                            reused=reply.get("reused") is True)
         return CallOutcome(CheckStatus.ERROR, message="the interpreter died during this call")
@@ -401,26 +368,3 @@ class Session:
 def _exec_request(cell: Cell, index: int, timeout: float) -> dict[str, Any]:
     return {"op": "exec", "cell": cell.index, "stmt": index, "source": cell.source,
             "timeout": timeout}
-
-
-def _outcome(reply: dict[str, Any], value: Any, timeout: float) -> CallOutcome:
-    status = Reply.of(reply)
-    message = str(reply.get("message", ""))[:500]
-    if status is Reply.NO_SNAPSHOT:
-        return CallOutcome(CheckStatus.MISSING,
-                           message="no snapshot: it was never defined by a cell")
-    if status is Reply.OK:
-        return CallOutcome(CheckStatus.PASSED, value)
-    if status is Reply.MISSING:
-        return CallOutcome(CheckStatus.MISSING, message=message)
-    if status is Reply.TIMEOUT:
-        return CallOutcome(CheckStatus.TIMEOUT, message=f"did not return within {timeout:g} s")
-    if status is Reply.CRASHED:
-        return CallOutcome(CheckStatus.ERROR, message=f"crashed: {message}")
-    if status is Reply.REFUSED:
-        return CallOutcome(CheckStatus.ERROR, message=message)
-    line = reply.get("line")
-    where = f" (line {line})" if isinstance(line, int) else ""
-    if message.startswith("NotImplementedError"):
-        return CallOutcome(CheckStatus.ERROR, message=f"{NOT_IMPLEMENTED}{where}")
-    return CallOutcome(CheckStatus.ERROR, message=f"raised {message}{where}")

@@ -25,8 +25,11 @@ from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from grader.sandbox import isolation
+from grader.sandbox.limits import CappedOutput, Limits
 from grader.sandbox.resources import Resources
-from grader.sandbox.transport import PipeTransport
+from grader.sandbox.transport import PipeTransport, WorkerStart
+from grader.sandbox.zygote import Zygotes
 
 READY_PER_KIND = 2
 """Spare workers kept ready for one kind of worker (a batch of two jobs takes two at once)."""
@@ -111,6 +114,25 @@ class Spares:
             self._ready.clear()
         for spare in spares:
             _stop(spare.transport, spare.resources)
+
+
+def start_spare(offer: isolation.Offer, preload: tuple[str, ...], limits: Limits,
+                zygotes: Zygotes | None) -> Spare | None:
+    """A worker of the fast engine forked from the command's zygotes for this preload set and
+    these limits, started and confined: the next session's (None when the zygote failed)."""
+    resources = Resources(limits, offer)
+    transport = PipeTransport(offer, preload, CappedOutput(limits.output_bytes),
+                              use_zygote=True, zygotes=zygotes)
+    try:
+        confined = transport.start(resources)
+    except BaseException:
+        resources.close()
+        raise
+    if transport.worker is not WorkerStart.ZYGOTE:
+        transport.close()
+        resources.close()
+        return None
+    return Spare(resources, transport, confined)
 
 
 def _stop(transport: PipeTransport, resources: Resources | None) -> None:

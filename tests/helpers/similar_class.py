@@ -23,112 +23,205 @@ MULTI_SIG = ("(X, omega_v1, omega_q1, omega_k1, beta_v1, beta_q1, beta_k1,\n"
              "                                    omega_v2, omega_q2, omega_k2, beta_v2, "
              "beta_q2, beta_k2,\n                                    omega_c)")
 
-SOFTMAX = [
-    "def softmax(items_in):\n    {e} = np.exp(items_in - {max_x})\n    return {e} / {sum_e}\n",
-    "def softmax(items_in):\n    {m} = {max_x}\n    {e} = [np.exp(v - {m}) for v in items_in]\n"
-    "    {s} = sum({e})\n    return np.array([v / {s} for v in {e}])\n",
-    "def softmax(items_in):\n    {m} = items_in - {max_x}\n    {e} = np.exp({m})\n"
-    "    {s} = {sum_e}\n    return {e} / {s}\n",
-    "def softmax(items_in):\n    {m} = {max_x}\n"
-    "    {s} = np.log(np.sum(np.exp(items_in - {m}))) + {m}\n"
-    "    return np.exp(items_in - {s})\n",
-    "def softmax(items_in):\n    {e} = np.zeros(len(items_in))\n    {m} = {max_x}\n"
-    "    for i in range(len(items_in)):\n        {e}[i] = np.exp(items_in[i] - {m})\n"
-    "    return {e} / {sum_e}\n",
-]
-ATTENTION = [  # the body of an attention function with the scores scaled by {scale}
-    "    {q} = omega_q @ X + beta_q\n    {k} = omega_k @ X + beta_k\n"
-    "    {v} = omega_v @ X + beta_v\n"
-    "    {a} = softmax_cols({kt} @ {q}{scaled})\n    return {v} @ {a}\n",
-    "    {q}, {k}, {v} = omega_q @ X + beta_q, omega_k @ X + beta_k, omega_v @ X + beta_v\n"
-    "    return {v} @ softmax_cols({kt} @ {q}{scaled})\n",
-    "    {q} = np.matmul(omega_q, X) + beta_q\n    {k} = np.matmul(omega_k, X) + beta_k\n"
-    "    {v} = np.matmul(omega_v, X) + beta_v\n    {s} = np.einsum('dn,dm->nm', {k}, {q}){scaled}\n"
-    "    {a} = softmax_cols({s})\n    return np.einsum('dn,nm->dm', {v}, {a})\n",
-    "    {d}, {n} = X.shape\n    {out} = np.zeros(({d}, {n}))\n    {k} = omega_k @ X + beta_k\n"
-    "    {v} = omega_v @ X + beta_v\n    for j in range({n}):\n"
-    "        {q} = omega_q @ X[:, j] + beta_q[:, 0]\n        {s} = {kt} @ {q}{scaled}\n"
-    "        {out}[:, j] = {v} @ softmax({s})\n    return {out}\n",
-    "    {v} = np.dot(omega_v, X) + beta_v\n    {q} = np.dot(omega_q, X) + beta_q\n"
-    "    {k} = np.dot(omega_k, X) + beta_k\n    {s} = np.dot({kt}, {q}){scaled}\n"
-    "    return np.dot({v}, softmax_cols({s}))\n",
-]
-MULTI = [
-    "    {h1} = scaled_dot_product_self_attention(X, omega_v1, omega_q1, omega_k1, beta_v1, "
-    "beta_q1, beta_k1)\n    {h2} = scaled_dot_product_self_attention(X, omega_v2, omega_q2, "
-    "omega_k2, beta_v2, beta_q2, beta_k2)\n    return omega_c @ {stack}\n",
-    "    {hs} = [scaled_dot_product_self_attention(X, omega_v1, omega_q1, omega_k1, beta_v1, "
-    "beta_q1, beta_k1),\n           scaled_dot_product_self_attention(X, omega_v2, omega_q2, "
-    "omega_k2, beta_v2, beta_q2, beta_k2)]\n    {h1}, {h2} = {hs}\n    return omega_c @ {stack}\n",
-    "    {d}, {n} = X.shape\n    {out} = np.zeros(({d}, {n}))\n"
-    "    {out}[:{d} // 2] = scaled_dot_product_self_attention(X, omega_v1, omega_q1, omega_k1, "
-    "beta_v1, beta_q1, beta_k1)\n    {out}[{d} // 2:] = scaled_dot_product_self_attention(X, "
-    "omega_v2, omega_q2, omega_k2, beta_v2, beta_q2, beta_k2)\n"
-    "    return np.matmul(omega_c, {out})\n",
-]
-MAXES = ["np.max(items_in)", "items_in.max()", "max(items_in)", "np.amax(items_in)"]
-SUMS = ["np.sum({e})", "{e}.sum()", "sum({e})", "np.add.reduce({e})"]
-TRANSPOSES = ["{k}.T", "np.transpose({k})", "{k}.transpose()", "np.swapaxes({k}, 0, 1)"]
-SQRTS = ["np.sqrt({q}.shape[0])", "{q}.shape[0] ** 0.5", "np.sqrt(len({q}))",
-         "np.sqrt(omega_q.shape[0])", "math.sqrt({q}.shape[0])"]
-STACKS = ["np.vstack(({h1}, {h2}))", "np.concatenate([{h1}, {h2}], axis=0)",
-          "np.vstack([{h1}, {h2}])", "np.row_stack(({h1}, {h2}))"]
 NAMES = {"e": ["e", "ex", "exps", "exp_x", "numer", "z"], "m": ["m", "mx", "shift", "biggest"],
          "s": ["s", "total", "denom", "scores", "logits"], "q": ["Q", "q", "queries", "qs"],
          "k": ["K", "k", "keys", "ks"], "v": ["V", "v", "values", "vs"],
          "a": ["A", "attn", "weights", "probs"], "d": ["D", "dim", "d"], "n": ["N", "n_tok", "n"],
          "out": ["out", "result", "res"], "h1": ["h1", "head1", "first"],
-         "h2": ["h2", "head2", "second"], "hs": ["heads", "hh"]}
+         "h2": ["h2", "head2", "second"], "hs": ["heads", "hh"], "c": ["scale", "factor", "c"],
+         "i": ["i", "j", "idx"]}
+
+
+class _Student:
+    """One honest student's habits: names, and a fresh seeded choice for every line, so that
+    two students meet line by line only as often as people do."""
+
+    def __init__(self, seed: int) -> None:
+        self.pick = random.Random(seed)
+        self.n = {key: self.pick.choice(options) for key, options in NAMES.items()}
+
+    def one(self, *options: str) -> str:
+        return self.pick.choice(options)
+
+    def maybe(self, share: float) -> bool:
+        return self.pick.random() < share
+
+    def matmul(self, a: str, b: str) -> str:
+        return self.one(f"{a} @ {b}", f"np.matmul({a}, {b})", f"np.dot({a}, {b})",
+                        f"{a}.dot({b})")
+
+    def transpose(self, a: str) -> str:
+        return self.one(f"{a}.T", f"np.transpose({a})", f"{a}.transpose()",
+                        f"np.swapaxes({a}, 0, 1)")
+
+    def project(self, w: str, b: str, x: str = "X") -> str:
+        return self.one(f"{self.matmul(w, x)} + {b}", f"{b} + {self.matmul(w, x)}",
+                        f"np.add({self.matmul(w, x)}, {b})")
+
+    def maximum(self, x: str) -> str:
+        return self.one(f"np.max({x})", f"{x}.max()", f"max({x})", f"np.amax({x})")
+
+    def total(self, x: str) -> str:
+        return self.one(f"np.sum({x})", f"{x}.sum()", f"sum({x})", f"np.add.reduce({x})")
+
+    def divide(self, a: str, b: str) -> str:
+        return self.one(f"{a} / {b}", f"np.divide({a}, {b})", f"{a} * (1.0 / {b})",
+                        f"{a} / float({b})")
+
+    def sqrt_dim(self, q: str) -> str:
+        return self.one(f"np.sqrt({q}.shape[0])", f"{q}.shape[0] ** 0.5",
+                        f"np.sqrt(len({q}))", "np.sqrt(omega_q.shape[0])",
+                        f"math.sqrt({q}.shape[0])", f"np.sqrt(float({q}.shape[0]))")
+
+
+def _body(lines: list[str]) -> str:
+    return "".join(f"    {line}\n" for line in lines)
+
+
+def _softmax(st: _Student) -> str:
+    """softmax in one of five structures, every line in a form of the student's own."""
+    n, x = st.n, "items_in"
+    m, e, s = n["m"], n["e"], n["s"]
+    lines = []
+    if st.maybe(0.3):
+        lines.append(st.one(f"{x} = np.asarray({x})", f"{x} = np.array({x}, dtype=float)",
+                            f"{x} = np.asarray({x}, dtype=np.float64)"))
+    style = st.pick.randrange(5)
+    if style == 0:
+        if st.maybe(0.5):
+            lines.append(f"{m} = {st.maximum(x)}")
+            lines.append(f"{e} = " + st.one(f"np.exp({x} - {m})", f"np.exp(np.subtract({x}, {m}))"))
+        else:
+            lines.append(f"{e} = np.exp({x} - {st.maximum(x)})")
+        if st.maybe(0.5):
+            lines += [f"{s} = {st.total(e)}", f"return {st.divide(e, s)}"]
+        else:
+            lines.append(f"return {st.divide(e, st.total(e))}")
+    elif style == 1:
+        lines += [f"{m} = {st.maximum(x)}",
+                  st.one(f"{e} = [np.exp(v - {m}) for v in {x}]",
+                         f"{e} = [math.exp(v - {m}) for v in {x}]"),
+                  f"{s} = " + st.one(f"sum({e})", f"np.sum({e})"),
+                  st.one(f"return np.array([v / {s} for v in {e}])",
+                         f"return np.array({e}) / {s}")]
+    elif style == 2:
+        inner = st.total(f"np.exp({x} - {m})")
+        lines += [f"{m} = {st.maximum(x)}",
+                  f"{s} = " + st.one(f"np.log({inner}) + {m}", f"{m} + np.log({inner})"),
+                  f"return np.exp({x} - {s})"]
+    elif style == 3:
+        i = n["i"]
+        lines += [f"{e} = " + st.one(f"np.zeros(len({x}))", f"np.zeros_like({x}, dtype=float)",
+                                     f"np.empty(len({x}))"),
+                  f"{m} = {st.maximum(x)}",
+                  f"for {i} in range(len({x})):",
+                  f"    {e}[{i}] = " + st.one(f"np.exp({x}[{i}] - {m})",
+                                              f"math.exp({x}[{i}] - {m})"),
+                  f"return {st.divide(e, st.total(e))}"]
+    else:
+        lines += [f"{e} = np.exp({x} - {st.maximum(x)})", f"{e} /= {st.total(e)}",
+                  f"return {e}"]
+    return "def softmax(items_in):\n" + _body(lines)
+
+
+def _projections(st: _Student, helper: bool) -> list[str]:
+    """Q, K and V, in an order of the student's own, through their helper or written out."""
+    made = [(st.n[t], f"omega_{t}", f"beta_{t}") for t in "qkv"]
+    st.pick.shuffle(made)
+    if helper:
+        return [f"{name} = project({w}, {b}, X)" for name, w, b in made]
+    return [f"{name} = {st.project(w, b)}" for name, w, b in made]
+
+
+def _scores(st: _Student, scaled: bool) -> list[str]:
+    """Lines that leave the scores, scaled in one of four places or not, in n["s"]."""
+    q, k, s, c = st.n["q"], st.n["k"], st.n["s"], st.n["c"]
+    raw = st.matmul(st.transpose(k), q) if st.maybe(0.8) else \
+        st.one(f"np.einsum('dn,dm->nm', {k}, {q})", f"np.einsum('ij,ik->jk', {k}, {q})")
+    if not scaled:
+        return [f"{s} = {raw}"]
+    how = st.pick.randrange(4)
+    if how == 0:
+        return [f"{s} = {st.divide(raw, st.sqrt_dim(q))}"]
+    if how == 1:
+        return [f"{c} = " + st.one(f"1.0 / {st.sqrt_dim(q)}", f"{st.sqrt_dim(q)} ** -1"),
+                f"{s} = " + st.one(f"{raw} * {c}", f"{c} * {raw}")]
+    if how == 2:
+        return [f"{c} = {st.sqrt_dim(q)}", f"{s} = {raw}", f"{s} = {st.divide(s, c)}"]
+    return [f"{q} = {st.divide(q, st.sqrt_dim(q))}", f"{s} = {raw}"]
+
+
+def _attention(st: _Student, scaled: bool, helper: bool) -> str:
+    """The body of self_attention (or its scaled twin), its style picked per function."""
+    v, a, s = st.n["v"], st.n["a"], st.n["s"]
+    lines = _projections(st, helper) + _scores(st, scaled)
+    if st.maybe(0.85):
+        normalise = st.one(f"softmax_cols({s})", f"np.apply_along_axis(softmax, 0, {s})",
+                           f"np.stack([softmax({s}[:, j]) for j in range({s}.shape[1])], "
+                           "axis=1)")
+        if st.maybe(0.5):
+            lines += [f"{a} = {normalise}", f"return {st.matmul(v, a)}"]
+        else:
+            lines.append(f"return {st.matmul(v, normalise)}")
+    else:
+        lines += [f"{a} = np.exp({s} - {s}.max(axis=0))",
+                  f"{a} = " + st.one(f"{a} / {a}.sum(axis=0)",
+                                     f"{a} / np.sum({a}, axis=0, keepdims=True)"),
+                  f"return {st.matmul(v, a)}"]
+    return _body(lines)
+
+
+def _multi(st: _Student) -> str:
+    """The two heads stacked and mixed, in one of three structures."""
+    n = st.n
+    h1, h2, d, out = n["h1"], n["h2"], n["d"], n["out"]
+    call = [f"scaled_dot_product_self_attention(X, omega_v{h}, omega_q{h}, omega_k{h}, "
+            f"beta_v{h}, beta_q{h}, beta_k{h})" for h in "12"]
+    style = st.pick.randrange(3)
+    if style == 0:
+        stack = st.one(f"np.vstack(({h1}, {h2}))", f"np.concatenate([{h1}, {h2}], axis=0)",
+                       f"np.vstack([{h1}, {h2}])", f"np.row_stack(({h1}, {h2}))",
+                       f"np.concatenate(({h1}, {h2}))")
+        lines = [f"{h1} = {call[0]}", f"{h2} = {call[1]}"]
+        if st.maybe(0.5):
+            lines += [f"{out} = {stack}", st.one(f"return omega_c @ {out}",
+                                                 f"return np.matmul(omega_c, {out})")]
+        else:
+            lines.append(st.one(f"return omega_c @ {stack}",
+                                f"return np.matmul(omega_c, {stack})"))
+    elif style == 1:
+        hs = n["hs"]
+        lines = [f"{hs} = [{call[0]},", f"       {call[1]}]",
+                 st.one(f"return omega_c @ np.vstack({hs})",
+                        f"return np.matmul(omega_c, np.concatenate({hs}, axis=0))")]
+    else:
+        lines = [f"{d}, {n['n']} = X.shape",
+                 f"{out} = " + st.one(f"np.zeros(({d}, {n['n']}))",
+                                      "np.zeros_like(X, dtype=float)", "np.zeros(X.shape)"),
+                 f"{out}[:{d} // 2] = {call[0]}", f"{out}[{d} // 2:] = {call[1]}",
+                 st.one(f"return np.matmul(omega_c, {out})", f"return omega_c @ {out}")]
+    return _body(lines)
 
 
 def honest(seed: int) -> str:
-    """One honest student's module: each exercise written in a style and with forms of their
-    own, picked with `random.Random(seed)`."""
-    pick = random.Random(seed)
-    names = {key: pick.choice(options) for key, options in NAMES.items()}
-
-    def fill(template: str, **extra: str) -> str:
-        forms = {"max_x": pick.choice(MAXES),
-                 "sum_e": pick.choice(SUMS).format(e=names["e"]),
-                 "kt": pick.choice(TRANSPOSES).format(k=names["k"]),
-                 "stack": pick.choice(STACKS).format(h1=names["h1"], h2=names["h2"]), **extra}
-        return template.format(**names, **forms)
-
-    attention = pick.sample(ATTENTION, 2)  # unscaled and scaled, often in two styles
-    sqrt = pick.choice(SQRTS).format(q=names["q"])
-    parts = [HEADER.replace("\n\n\n", "\nimport math\n\n\n") if "math." in sqrt else HEADER,
-             fill(pick.choice(SOFTMAX)), "\n\n",
+    """One honest student's module: each exercise in a structure of their own (vectorised,
+    loops, log-sum-exp, a projection helper or not, the scale applied in one of four places)
+    and every line in one of the equivalent forms people write, with `random.Random(seed)`."""
+    st = _Student(seed)
+    helper = st.maybe(0.3)
+    parts = [_softmax(st), "\n\n",
              "def softmax_cols(data_in):\n    exp_values = np.exp(data_in - np.max(data_in, "
              "axis=0, keepdims=True))\n    return exp_values / np.sum(exp_values, axis=0, "
-             "keepdims=True)\n\n\n",
-             f"def self_attention{SIG}:\n" + fill(attention[0], scaled=""), "\n\n",
-             f"def scaled_dot_product_self_attention{SIG}:\n"
-             + fill(attention[1], scaled=f" / {sqrt}"), "\n\n",
-             f"def multihead_scaled_self_attention{MULTI_SIG}:\n" + fill(pick.choice(MULTI))]
-    return _own_lines("".join(parts), pick)
-
-
-PROJECTION = re.compile(r"(?:np\.(?:matmul|dot)\((omega_[qkv]), X\)|(omega_[qkv]) @ X) "
-                        r"\+ (beta_[qkv])")
-PROJECTIONS = ["{w} @ X + {b}", "np.matmul({w}, X) + {b}", "np.dot({w}, X) + {b}",
-               "{b} + {w} @ X", "{w}.dot(X) + {b}"]
-
-
-def _own_lines(source: str, pick: random.Random) -> str:
-    """Each projection written in one of the equivalent forms, and each run of projection
-    lines in an order of the student's own, as people do."""
-    source = PROJECTION.sub(lambda m: pick.choice(PROJECTIONS).format(
-        w=m.group(1) or m.group(2), b=m.group(3)), source)
-    lines, out = source.split("\n"), []
-    run: list[str] = []
-    for line in lines + [""]:
-        if re.match(r"    \w+ = .*omega_[qkv].*X", line) and "," not in line.split("=")[0]:
-            run.append(line)
-            continue
-        pick.shuffle(run)
-        out += run + [line]
-        run = []
-    return "\n".join(out[:-1])
+             "keepdims=True)\n\n\n"]
+    if helper:
+        w, b, x = st.one("w, b, x", "weights, bias, x", "W, b, inputs").split(", ")
+        parts.append(f"def project({w}, {b}, {x}):\n    return {st.project(w, b, x)}\n\n\n")
+    parts += [f"def self_attention{SIG}:\n" + _attention(st, False, helper), "\n\n",
+              f"def scaled_dot_product_self_attention{SIG}:\n" + _attention(st, True, helper),
+              "\n\n", f"def multihead_scaled_self_attention{MULTI_SIG}:\n" + _multi(st)]
+    source = "".join(parts)
+    header = HEADER.replace("\n\n\n", "\nimport math\n\n\n") if "math." in source else HEADER
+    return header + source
 
 
 def minimal(seed: int) -> str:
@@ -191,9 +284,29 @@ def one_line_changed(source: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def disguised(source: str) -> str:
+    """Every disguise at once: renamed, reordered, commented and one line changed."""
+    return commented(reordered(renamed(one_line_changed(source))))
+
+
+def _function(source: str, name: str) -> str:
+    return re.search(rf"def {name}\(.*?(?=\n\n\ndef |\Z)", source, re.S).group(0)  # type: ignore[union-attr]
+
+
+def one_exercise(source: str) -> str:
+    """A student's own module with one function, the scaled attention, copied and renamed."""
+    own = honest(len(source) * 7919)
+    name = "scaled_dot_product_self_attention"
+    made = own.replace(_function(own, name), renamed(_function(source, name)))
+    return made if "import math" in made or "math." not in made else \
+        made.replace(HEADER, HEADER.replace("\n\n\n", "\nimport math\n\n\n"), 1)
+
+
 COPIES = {"renamed": renamed, "reordered": reordered, "commented": commented,
-          "one_line": one_line_changed}
+          "one_line": one_line_changed, "disguised": disguised, "one_exercise": one_exercise}
 """How a copy is made from its source, by name."""
+PLANTED = ("renamed", "reordered", "commented", "one_line")
+"""The copies `write_class` plants unless told."""
 
 
 @dataclass(frozen=True)
@@ -219,7 +332,7 @@ def notebook(source: str) -> str:
 
 
 def write_class(folder: Path, honest_students: int, seed: int = 0,
-                copies: tuple[str, ...] = tuple(COPIES)) -> list[Planted]:
+                copies: tuple[str, ...] = PLANTED) -> list[Planted]:
     """`folder/<student>_udl_attention.py` for each honest student, `s000`, `s001`, ...,
     and one copy of a different honest student for each of `copies`, named `copy<how>`
     (a notebook for "commented"). Returns the copies planted."""
@@ -242,27 +355,27 @@ def write_class(folder: Path, honest_students: int, seed: int = 0,
     return planted
 
 
-def record(submissions: Path, out: Path, assignment: str = "udl_attention") -> int:
-    """A gradebook in `out` that holds every file of `submissions` as graded (full marks, no
-    exercise detail), as a batch would record it, without grading anything: the comparison
-    reads only the rows' students, files and hashes. Returns the number of rows."""
-    import hashlib
+def record(submissions: Path, out: Path, assignment: str = "udl_attention",
+           remember: bool = True) -> int:
+    """A gradebook in `out` that holds every submission the batch finds in `submissions` (a
+    folder or a platform's zip, found with the batch's own `gather`) as graded (full marks,
+    no exercise detail), and, with `remember`, where they were read from, as a batch records
+    it; without grading anything: the comparison reads only the rows' students, files and
+    hashes. Returns the number of rows."""
     import sqlite3
 
-    from grader.classwork.batch import student_of
+    from grader.classwork import finding, origins
     from grader.classwork.gradebook import FILENAME, Gradebook
 
-    Gradebook(out)
-    rows = []
-    for path in sorted(submissions.rglob("*")):
-        if path.suffix not in (".py", ".ipynb") or not path.is_file():
-            continue
-        relative = path.relative_to(submissions).as_posix()
-        result = json.dumps({"assignment": assignment, "exercises": [], "error": None,
-                             "status": "graded", "score": 1.0, "max_score": 1.0})
-        rows.append((student_of(relative, None), assignment, relative,
-                     hashlib.sha256(path.read_bytes()).hexdigest(), "graded", 1.0, 1.0, result,
-                     "2026-01-01T00:00:00+00:00"))
+    book = Gradebook(out)
+    folder, _ = finding.source_folder(submissions, out)
+    jobs, _, platform = finding.read_folder(folder, None, None)
+    if remember:
+        origins.remember(book, assignment, origins.Origin(folder.resolve(), platform))
+    result = json.dumps({"assignment": assignment, "exercises": [], "error": None,
+                         "status": "graded", "score": 1.0, "max_score": 1.0})
+    rows = [(job.student, assignment, job.relative, job.sha256, "graded", 1.0, 1.0, result,
+             "2026-01-01T00:00:00+00:00") for job in sorted(jobs, key=lambda j: j.student)]
     with sqlite3.connect(out / FILENAME) as db:
         db.executemany("INSERT INTO results (student, assignment, submission, sha256, status, "
                        "score, max_score, result, graded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from grader.classwork.gradebook import Row
+from grader.classwork.origins import Origin
 from grader.classwork.similarity import index, sources, template
 from grader.classwork.similarity.score import (
     THRESHOLD,
@@ -53,12 +54,12 @@ def compare(assignment: str, students: Sequence[tuple[str, Sequence[Definition]]
     return rank(assignment, everyone, left, threshold)
 
 
-def of_batch(assignment: str, rows: Sequence[Row], submissions: Path, stubs: Path,
+def of_batch(assignment: str, rows: Sequence[Row], origin: Origin, stubs: Path,
              threshold: float = THRESHOLD) -> Ranking:
-    """The ranking of the students a batch graded: their files read from the submissions
-    folder it graded, the stubs in `stubs` subtracted, the assignment's exercises named."""
+    """The ranking of the students a batch graded: their files found again where it read
+    them (`origin`), the stubs in `stubs` subtracted, the assignment's exercises named."""
     exercises = [e.name for e in registry.get(assignment).exercises]
     given = sources.stubs(assignment, stubs)
     students, left = sources.read_class([r for r in rows if r.assignment == assignment],
-                                        submissions)
+                                        origin)
     return compare(assignment, students, given, exercises, left, threshold)

@@ -217,7 +217,11 @@ def _side(student: Prints, shared: Sequence[int], writers: Mapping[int, int]) ->
                 key = (token.cell, token.line)
                 lines[key] = min(lines.get(key, writers[value]), writers[value])
     definitions = []
-    for number in sorted(marks):
+    # The exercises in the assignment's order on both sides, then helpers as in the file: a
+    # copy with its functions reordered still reads across.
+    order = {name: place for place, name in enumerate(student.exercises)}
+    for number in sorted(marks, key=lambda n: (order.get(student.definitions[n].name,
+                                                         len(order)), n)):
         made = student.definitions[number]
         definitions.append((made.name, tuple(
             Line(made.cell, made.first_line + i, text,

@@ -129,7 +129,10 @@ def definition(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
         line = source_lines[row - 1]
         byte_column = column if line.isascii() else len(
             line[:column].encode("utf-8", "surrogatepass"))  # ast counts bytes, tokenize not
-        if skipped and any(start <= (row, byte_column) < end for start, end in skipped):
+        # A dedent starts where the next statement does: a dropped print after a block
+        # keeps the block's end.
+        if skipped and token.type != tokenize.DEDENT and any(
+                start <= (row, byte_column) < end for start, end in skipped):
             continue
         text = token.string
         if token.type == tokenize.INDENT:
