@@ -22,7 +22,8 @@ It ends with the targets of issue #11, each measured in the same run: `--jobs 2`
 50x nbclient's wall time, 1,000 submissions in under 60 s (from the measured rate when
 --count is not 1,000), and one correct notebook through `grade run` in under 150 ms, the
 command's own start-up included (median of 5). `--scaling 10,100,1000` also grades classes
-of those sizes, to show that time grows linearly and the parent's memory stays flat.
+of those sizes, to show that time grows linearly, the parent's memory stays flat, and its open
+descriptors and unreaped children (zombies) do not grow.
 
 Run: python3 bench/bench.py [--count 200] [--jobs 2] [--peer-sample 20] [--timeout 2]
                             [--scaling 10,100,1000]
@@ -69,6 +70,10 @@ class Measure:
     parent_peak_mb: float
     worker_peak_mb: float
     note: str = ""
+    parent_fds: int = 0
+    """The most descriptors the parent held open at once."""
+    parent_zombies: int = 0
+    """The most exited, unreaped children the parent had at once."""
 
     def line(self) -> str:
         rate = self.count / self.wall_s if self.wall_s else 0.0
@@ -167,12 +172,14 @@ class Sample:
 
 class PeakWatcher:
     """Polls /proc for the largest resident set of processes whose command line holds a
-    marker (a sandbox worker, a Jupyter kernel)."""
+    marker (a sandbox worker, a Jupyter kernel), and the most descriptors one of them held
+    open and unreaped children (zombies) one of them had at once."""
 
     def __init__(self, marker: bytes, skip: bytes = b"") -> None:
         """`skip`: a process whose command line holds it is left out unless its parent's does
         too (the zygote is left out, the workers it forks are not)."""
         self.marker, self.skip, self.peak_kb = marker, skip, 0
+        self.peak_fds = self.peak_zombies = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -186,22 +193,29 @@ class PeakWatcher:
 
     def _run(self) -> None:
         while not self._stop.wait(0.05):
+            matched: set[str] = set()
+            zombies: collections.Counter[str] = collections.Counter()
             for pid in (p for p in os.listdir("/proc") if p.isdigit()):
                 try:
                     with open(f"/proc/{pid}/cmdline", "rb") as stream:
                         command = stream.read()
-                    if self.marker not in command:
-                        continue
                     with open(f"/proc/{pid}/status") as stream:
                         status = dict(row.split(":", 1) for row in stream if ":" in row)
+                    if status.get("State", "").strip().startswith("Z"):
+                        zombies[status["PPid"].strip()] += 1
+                    if self.marker not in command:
+                        continue
                     if self.skip and self.skip in command:
                         with open(f"/proc/{status['PPid'].strip()}/cmdline", "rb") as stream:
                             if self.skip not in stream.read():
                                 continue
                     if "VmRSS" in status:  # a zombie has none
                         self.peak_kb = max(self.peak_kb, int(status["VmRSS"].split()[0]))
+                        self.peak_fds = max(self.peak_fds, len(os.listdir(f"/proc/{pid}/fd")))
+                        matched.add(pid)
                 except OSError:
                     continue
+            self.peak_zombies = max([self.peak_zombies, *(zombies[pid] for pid in matched)])
 
 
 def children_usage() -> tuple[float, float]:
@@ -229,7 +243,8 @@ def grade_batch(folder: Path, out: Path, jobs: int, timeout: float, count: int) 
     return Measure(f"grade batch --jobs {jobs}", count, wall, cpu_after - cpu_before,
                    tuple(result["duration_s"] for result in results), parent.peak_kb / 1024,
                    workers.peak_kb / 1024, f"workers: {', '.join(workers_used)}; worker MB "
-                   "counts the pages it shares with the zygote")
+                   "counts the pages it shares with the zygote", parent.peak_fds,
+                   parent.peak_zombies)
 
 
 def grade_run(path: Path, repeat: int) -> float:
@@ -247,13 +262,14 @@ def scaling(scratch: Path, sizes: list[int], jobs: int, timeout: float) -> None:
     """Grade classes of each size; print time per submission and the parent's peak."""
     print(f"\nscaling, grade batch --jobs {jobs}:")
     print(f"{'submissions':>12} {'wall s':>8} {'ms each':>8} {'parent MB':>10} "
-          f"{'worker MB':>10}")
+          f"{'worker MB':>10} {'parent fds':>10} {'zombies':>8}")
     for size in sizes:
         folder = scratch / f"scaling-{size}"
         make_class(folder, size)
         measure = grade_batch(folder, scratch / f"scaling-{size}-out", jobs, timeout, size)
         print(f"{size:>12} {measure.wall_s:8.1f} {measure.wall_s / size * 1000:8.0f} "
-              f"{measure.parent_peak_mb:10.0f} {measure.worker_peak_mb:10.0f}")
+              f"{measure.parent_peak_mb:10.0f} {measure.worker_peak_mb:10.0f} "
+              f"{measure.parent_fds:10} {measure.parent_zombies:8}")
         shutil.rmtree(folder)
 
 
