@@ -16,7 +16,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from grader import check, selfcheck
 from grader.errors import UsageError
 from grader.results import CheckStatus
-from grader.sandbox import session
+from grader.sandbox import outcomes
 from grader.sandbox.inside.calling import SANDBOX_ENV
 from tests.conftest import ROOT
 
@@ -104,7 +104,7 @@ def test_the_strings_it_shares_with_the_sandbox_are_the_sandboxs_own():
     from grader.sandbox.inside import startup
 
     assert selfcheck.SANDBOX_ENV is startup.SANDBOX_ENV is SANDBOX_ENV == "GRADER_SANDBOX"
-    assert selfcheck.NOT_IMPLEMENTED is session.NOT_IMPLEMENTED
+    assert selfcheck.NOT_IMPLEMENTED is outcomes.NOT_IMPLEMENTED
 
 
 CALLS = """
