@@ -174,8 +174,9 @@ def profile_one(path: Path, assignment: Any, options: Any, stored: Any,
 
 
 def _hello_seconds(assignment: Any, zygotes: Any, plan: bool) -> float:
-    """Seconds of one `hello` round trip of a fresh worker, confined as planned or (plan
-    False) with the confinement plan removed from its environment."""
+    """Seconds of one `hello` round trip of a fresh worker started on demand (not a spare
+    started ahead), confined as planned or (plan False) with the confinement plan removed
+    from its environment."""
     from grader.sandbox import resources
     from grader.sandbox.session import SandboxConfig, Session
 
@@ -186,8 +187,13 @@ def _hello_seconds(assignment: Any, zygotes: Any, plan: bool) -> float:
             return env, False
         return environment
 
+    def no_spares(original: Callable[..., Any]) -> Callable[..., Any]:
+        return lambda self: None  # a worker started now, as without `spares`
+
     profiler = Profiler()
-    targets = [] if plan else [(resources.Resources, "environment", unplanned)]
+    targets = [(Session, "_spares", no_spares)]
+    if not plan:
+        targets.append((resources.Resources, "environment", unplanned))
     with patched(targets), instrumented(profiler), \
             Session(SandboxConfig(preload=assignment.requires, zygotes=zygotes)) as session:
         session._start_worker()
