@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from grader.errors import UsageError
@@ -208,3 +210,26 @@ def _offset(moment: datetime) -> str:
 
 def _pct(value: float) -> str:
     return f"{value:.15g}"
+
+
+def student_times(path: Path, rows: Sequence[Sequence[str]], zone: ZoneInfo | None,
+                  column: str, headers: Collection[str], example: str,
+                  what: str) -> dict[str, datetime]:
+    """A CSV of `student,<column>` lines (a first line whose second cell is one of `headers`
+    is a header): student, in lower case -> the time. `--extensions` (`column` "due") and
+    `--times` (`column` "submitted_at") read theirs here."""
+    found: dict[str, datetime] = {}
+    for line, cells in enumerate(rows, start=1):
+        if not any(cell.strip() for cell in cells):
+            continue
+        if len(cells) != 2:
+            raise UsageError(f"{path}: line {line}: write two cells, student,{column} (for "
+                             f"example {example})")
+        student, when = (cell.strip() for cell in cells)
+        if line == 1 and when.lower() in headers:
+            continue
+        if student.lower() in found:
+            raise UsageError(f"{path}: line {line}: {student} has {what} above already; keep "
+                             "one line per student")
+        found[student.lower()] = parse_time(when, zone, f"{path}: line {line}")
+    return found

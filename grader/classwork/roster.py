@@ -176,21 +176,8 @@ def read(path: Path, zone: ZoneInfo | None = None) -> Roster:
 def extensions(path: Path, zone: ZoneInfo | None = None) -> dict[str, datetime]:
     """`--extensions FILE`: a CSV of `student,due` (a header line is allowed); each student
     written as the gradebook or the roster names them."""
-    found: dict[str, datetime] = {}
-    for line, cells in enumerate(_rows(path), start=1):
-        if not any(cell.strip() for cell in cells):
-            continue
-        if len(cells) != 2:
-            raise UsageError(f"{path}: line {line}: write two cells, student,due (for "
-                             "example alice,2026-03-03T23:59:00-05:00)")
-        student, due = (cell.strip() for cell in cells)
-        if line == 1 and due.lower() in EXTENSION_COLUMNS:
-            continue
-        if student.lower() in found:
-            raise UsageError(f"{path}: line {line}: {student} has an extension above already; "
-                             "keep one line per student")
-        found[student.lower()] = policy.parse_time(due, zone, f"{path}: line {line}")
-    return found
+    return policy.student_times(path, _rows(path), zone, "due", EXTENSION_COLUMNS,
+                                "alice,2026-03-03T23:59:00-05:00", "an extension")
 
 
 def _with_extension(student: Student, value: str, zone: ZoneInfo | None,

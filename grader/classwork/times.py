@@ -132,21 +132,9 @@ def moodle_time(value: str, zone: ZoneInfo, where: str) -> datetime:
 
 
 def _plain(path: Path, rows: list[list[str]], zone: ZoneInfo | None) -> dict[str, datetime]:
-    found: dict[str, datetime] = {}
-    for line, cells in enumerate(rows, start=1):
-        if not any(cell.strip() for cell in cells):
-            continue
-        if len(cells) != 2:
-            raise UsageError(f"{path}: line {line}: write two cells, student,submitted_at (for "
-                             "example 1001,2026-03-02T23:05:00-05:00)")
-        student, when = (cell.strip() for cell in cells)
-        if line == 1 and when.lower() in ("submitted_at", "submitted", "time", "when"):
-            continue
-        if student.lower() in found:
-            raise UsageError(f"{path}: line {line}: {student} has a time above already; keep "
-                             "one line per student")
-        found[student.lower()] = policy.parse_time(when, zone, f"{path}: line {line}")
-    return found
+    return policy.student_times(path, rows, zone, "submitted_at",
+                                ("submitted_at", "submitted", "time", "when"),
+                                "1001,2026-03-02T23:05:00-05:00", "a time")
 
 
 def _rows(path: Path) -> list[list[str]]:
