@@ -116,7 +116,7 @@ class Roster:
 
 def read(path: Path, zone: ZoneInfo | None = None) -> Roster:
     """Read a Canvas or Moodle roster; a UsageError names the file, the line and the fix."""
-    rows = _rows(path)
+    rows = csv_rows(path)
     header = [cell.strip() for cell in rows[0]] if rows else []
     lower = [cell.lower() for cell in header]
     if all(name.lower() in lower for name in CANVAS):
@@ -176,7 +176,7 @@ def read(path: Path, zone: ZoneInfo | None = None) -> Roster:
 def extensions(path: Path, zone: ZoneInfo | None = None) -> dict[str, datetime]:
     """`--extensions FILE`: a CSV of `student,due` (a header line is allowed); each student
     written as the gradebook or the roster names them."""
-    return policy.student_times(path, _rows(path), zone, "due", EXTENSION_COLUMNS,
+    return policy.student_times(path, csv_rows(path, "a CSV of student,due"), zone, "due", EXTENSION_COLUMNS,
                                 "alice,2026-03-03T23:59:00-05:00", "an extension")
 
 
@@ -185,12 +185,14 @@ def _with_extension(student: Student, value: str, zone: ZoneInfo | None,
     return replace(student, extension=policy.parse_time(value, zone, where))
 
 
-def _rows(path: Path) -> list[list[str]]:
+def csv_rows(path: Path, expected: str = "the roster exported from Canvas or Moodle"
+             ) -> list[list[str]]:
+    """The rows of a CSV file the instructor gives (a roster, extensions, times); an error
+    names the file, the line and the fix, and `expected`, what the file should be."""
     try:
         content = Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
-        raise UsageError(f"{path}: no such file; give the roster exported from Canvas or "
-                         "Moodle") from None
+        raise UsageError(f"{path}: no such file; give {expected}") from None
     except UnicodeDecodeError as exc:
         line = exc.object[:exc.start].count(b"\n") + 1
         raise UsageError(f"{path}: line {line}: not UTF-8 text; save the file as CSV UTF-8") \

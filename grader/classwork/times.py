@@ -18,7 +18,6 @@ download gives.
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -27,7 +26,7 @@ from pathlib import Path
 from typing import Literal
 from zoneinfo import ZoneInfo
 
-from grader.classwork import policy
+from grader.classwork import policy, roster
 from grader.classwork.ingest.handed import PERSON_IDS
 from grader.classwork.jobs import Job
 from grader.errors import UsageError
@@ -66,7 +65,7 @@ class Times:
 
 def read(path: Path, zone: ZoneInfo | None) -> Times:
     """Read a times file; a UsageError names the file, the line and the fix."""
-    rows = _rows(path)
+    rows = roster.csv_rows(path, "Moodle's grading worksheet or a CSV of student,submitted_at")
     header = [cell.strip() for cell in rows[0]] if rows else []
     if MOODLE_ID in header and MOODLE_TIME in header:
         return Times(Path(path), "moodle", _moodle(path, header, rows[1:], zone))
@@ -135,22 +134,6 @@ def _plain(path: Path, rows: list[list[str]], zone: ZoneInfo | None) -> dict[str
     return policy.student_times(path, rows, zone, "submitted_at",
                                 ("submitted_at", "submitted", "time", "when"),
                                 "1001,2026-03-02T23:05:00-05:00", "a time")
-
-
-def _rows(path: Path) -> list[list[str]]:
-    try:
-        content = Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file; give Moodle's grading worksheet or a CSV of "
-                         "student,submitted_at") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not UTF-8 text; save the file as CSV UTF-8") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        return list(csv.reader(content.splitlines()))
-    except csv.Error as exc:
-        raise UsageError(f"{path}: not CSV ({exc}); export it again as CSV") from None
 
 
 def given(found: Sequence[Job], times: Times) -> tuple[list[Job], list[str]]:
