@@ -176,7 +176,8 @@ def read(path: Path, zone: ZoneInfo | None = None) -> Roster:
 def extensions(path: Path, zone: ZoneInfo | None = None) -> dict[str, datetime]:
     """`--extensions FILE`: a CSV of `student,due` (a header line is allowed); each student
     written as the gradebook or the roster names them."""
-    return policy.student_times(path, csv_rows(path, "a CSV of student,due"), zone, "due", EXTENSION_COLUMNS,
+    rows = csv_rows(path, "a CSV of student,due")
+    return policy.student_times(path, rows, zone, "due", EXTENSION_COLUMNS,
                                 "alice,2026-03-03T23:59:00-05:00", "an extension")
 
 
