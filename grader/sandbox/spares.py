@@ -5,10 +5,11 @@ A worker's start is mostly waiting: the zygote's fork, new namespaces, the confi
 above all joining the submission's memory cgroup, which makes the kernel wait for other CPUs
 (8 to 15 ms here). None of it depends on the submission: a worker forked from the zygote with
 namespaces is planned from the limits and the preload set alone (`Resources`). So when a
-session of the fast engine starts its worker, it asks for the next one at once (`prepare`),
-in a thread: the next submission of the same command finds a confined worker waiting for its
-`hello` (`take`). It has run no student code, holds no submission and no reference, and is
-stopped with the command if nobody takes it.
+session of the fast engine starts its worker, and it is not the command's first of its kind
+(a command that grades one submission wastes none), it asks for the next one at once
+(`prepare`), in a thread: the next submission of the same command finds a confined worker
+waiting for its `hello` (`take`). A spare has run no student code, holds no submission and
+no reference, and is stopped with the command if nobody takes it.
 
 After grading, the worker is killed at once, and what remains (waiting for its PID namespace
 to die, removing its folder and cgroup, giving its user id back) is done in the background
@@ -51,6 +52,7 @@ class Spares:
     def __init__(self) -> None:
         self._ready: dict[Hashable, list[Spare]] = {}
         self._pending: dict[Hashable, int] = {}
+        self._asked: dict[Hashable, int] = {}
         self._lock = threading.Lock()
         self._closed = False
         self._threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="spare")
@@ -63,10 +65,13 @@ class Spares:
 
     def prepare(self, kind: Hashable, make: Callable[[], Spare | None]) -> None:
         """Start a worker of this kind in the background, unless enough are ready or on
-        their way; `make` returns None when it could not start a good one."""
+        their way, or this is the command's first worker of the kind (a command that grades
+        one submission, `grade run` on one file, starts none); `make` returns None when it
+        could not start a good one."""
         with self._lock:
+            self._asked[kind] = asked = self._asked.get(kind, 0) + 1
             waiting = len(self._ready.get(kind, ())) + self._pending.get(kind, 0)
-            if self._closed or waiting >= READY_PER_KIND:
+            if self._closed or asked < 2 or waiting >= READY_PER_KIND:
                 return
             self._pending[kind] = self._pending.get(kind, 0) + 1
         try:
