@@ -52,7 +52,10 @@ def serve() -> None:
     # otherwise). The worker's hello preloads these too; make confine() cheap as well.
     import numpy.random  # noqa: F401
 
+    # And the worker's own modules (its loop, the call process, the state picture, the
+    # shell): imported once here, not by every worker as it starts.
     import grader.sandbox.inside.confine  # noqa: F401
+    import grader.sandbox.inside.startup  # noqa: F401
 
     # What was imported stays shared with every worker: out of the collector's sight, no
     # collection in a worker writes to (and so copies) the pages that hold it.
