@@ -4,9 +4,11 @@ The worker forks a call process and hands it calls one at a time, over a socket 
 The process answers each call and keeps serving the next only while it is as the fork left
 it: the call returned, started no process or thread that is still there, and the picture of
 everything a call could change (`state.digest`) is the one it took before its first call.
-Otherwise it answers and exits, and the next call gets a fresh fork. Each reply says whether
-its call was the first in its process (`reused`): the grader calls a case again in a fresh
-fork when it failed in a reused one, so no student loses a point to what another case left.
+It says which after its reply (`KEEP` or `LEAVE`: the picture is taken while the grader
+judges the answer), and the worker reads it before it hands over the next call. Otherwise
+it exits, and the next call gets a fresh fork. Each reply says whether its call was the
+first in its process (`reused`): the tests read it; the student's code can forge it, and no
+grade depends on it. A case is never asked twice (SECURITY.md, "How calls share a process").
 
 The worker also starts a fresh process when it is told to (`fresh`), when the calls change
 group (public cases never share a process with hidden ones) or when a statement ran since the
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import select
 import signal
 import socket
 import sys
@@ -36,6 +39,9 @@ from grader.sandbox.inside.failures import describe
 from grader.sandbox.inside.protocol import Reply
 from grader.sandbox.inside.streams import OutStream, flush
 
+KEEP, LEAVE = b"+", b"-"
+"""What a call process says after a reply: it found the state as it was (and serves the next
+call), or not (and exits)."""
 CALL_OUTPUT_BYTES = 64 << 10
 """What is kept of what one call prints (the grader caps all output again)."""
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
@@ -63,6 +69,9 @@ class CallProcess:
     """The statements the worker had run when it forked the process."""
     alive: bool = True
     """Whether it may serve another call: it has not been stopped."""
+    verdict_due: bool = False
+    """A call returned, and the process has yet to say whether it found the state as it was
+    (it says so after its reply, while the grader judges the answer)."""
 
     @classmethod
     def start(cls, namespace: dict[str, Any], group: str, executed: int,
@@ -100,9 +109,26 @@ class CallProcess:
             self.stop()
             return {"status": Reply.CRASHED, "message": "the call's process was gone"}, None
         reply, frame = self._collect(float(header["timeout"]), limit)
-        if reply["status"] is not Reply.RELAY or protocol.header_of(frame).get("carry", True):
+        if reply["status"] is Reply.RELAY and protocol.header_of(frame).get("status") == "ok":
+            self.verdict_due = True
+        else:  # the call failed: the process exits
             self.stop()
         return with_printed(reply, frame, printed)
+
+    def reusable(self, timeout: float) -> bool:
+        """Whether the process may serve another call: its verdict on the last one (read
+        once, by `timeout` seconds); the process is stopped when it is not."""
+        if self.alive and self.verdict_due:
+            self.verdict_due = False
+            fd = self.channel.fileno()
+            ready = select.select([fd], [], [], timeout)[0]
+            try:
+                verdict = os.read(fd, 1) if ready else b""
+            except OSError:
+                verdict = b""
+            if verdict != KEEP:
+                self.stop()
+        return self.alive
 
     def _collect(self, timeout: float, limit: int) -> tuple[dict[str, Any], Any]:
         """The call's answer: one frame of at most `limit` bytes of arrays, read as soon as it
@@ -190,10 +216,14 @@ def serve(channel: socket.socket, namespace: dict[str, Any], max_bytes: int) -> 
         flush(*saved, sys.stdout, sys.stderr)  # before the reply: the worker reads it then
         os.dup2(quiet, 1)
         os.dup2(quiet, 2)
+        protocol.write_all(fd, protocol.with_header(frame, {"reused": reused}))
+        # The verdict follows the reply: the picture is taken while the grader judges.
         processes.reap()
         same = returned and before is not None and state.digest(namespace) == before
-        protocol.write_all(fd, protocol.with_header(frame, {"reused": reused,
-                                                            "carry": not same}))
+        try:
+            os.write(fd, KEEP if same else LEAVE)
+        except OSError:
+            return
         if not same:
             return
         reused = True

@@ -234,7 +234,8 @@ class Worker:
         if kind == "class" and not isinstance(target, type) or not callable(target):
             return {"status": Reply.MISSING, "message": f"{name} is of type "
                     f"{type(target).__name__}, not a {wanted}"}, None
-        caller = self._caller(str(header.get("group", "")), bool(header.get("fresh")))
+        caller = self._caller(str(header.get("group", "")), bool(header.get("fresh")),
+                              float(header["timeout"]))
         if isinstance(caller, OSError):  # the student's processes used up the limit
             return {"status": Reply.REFUSED, "message": "no process could be started for the call "
                     f"({caller.strerror}): too many processes are still running"}, None
@@ -245,13 +246,14 @@ class Worker:
             self.caller = caller
         return reply, frame
 
-    def _caller(self, group: str, fresh: bool) -> CallProcess | OSError:
+    def _caller(self, group: str, fresh: bool, timeout: float) -> CallProcess | OSError:
         """The call process for the next call: the current one while it may serve it (same
-        group, no statement since, not asked for a fresh one), else a new fork."""
+        group, no statement since, not asked for a fresh one, and it found the state as it
+        was), else a new fork."""
         caller, self.caller = self.caller, None
         if caller is not None:
             if caller.alive and not fresh and caller.group == group \
-                    and caller.executed == self.executed:
+                    and caller.executed == self.executed and caller.reusable(timeout):
                 return caller
             caller.stop()
         inherited = (*self.channel, *(fd for snap in self.snapshots.values()
