@@ -55,15 +55,11 @@ def add_override_commands(book_commands: Any) -> None:
     override.add_argument("--reason", help="why (required; kept in the log)")
     override.add_argument("--clear", action="store_true", help="remove the override")
     override.add_argument("--by", help="who (default: the user running grade)")
-    override.add_argument("--out", default=".", metavar="OUT_DIR",
-                          help="the folder given to grade batch --out (default: here)")
-    override.add_argument("--assignment", help="the assignment, when the gradebook holds "
-                          "several")
+    add_gradebook(override)
     add_roster(override)
     override.set_defaults(handler="term_commands:cmd_override")
     log = book_commands.add_parser("log", help="every override and clear, in order")
-    log.add_argument("--out", default=".", metavar="OUT_DIR",
-                     help="the folder given to grade batch --out (default: here)")
+    add_gradebook(log, assignment=False)
     log.set_defaults(handler="term_commands:cmd_log")
 
 
@@ -75,3 +71,13 @@ def add_times(parser: argparse.ArgumentParser) -> None:
                         "they replace the download's times")
     parser.add_argument("--timezone", metavar="ZONE", help="IANA time zone of the times "
                         "and roster dates written without an offset (America/New_York)")
+
+
+def add_gradebook(parser: argparse.ArgumentParser, assignment: bool = True) -> None:
+    """`--out`, the folder of the batch's gradebook, and `--assignment`, which of its
+    assignments: the `grade gradebook` commands' own."""
+    parser.add_argument("--out", default=".", metavar="OUT_DIR",
+                        help="the folder given to grade batch --out (default: here)")
+    if assignment:
+        parser.add_argument("--assignment",
+                            help="the assignment, when the gradebook holds several")

@@ -259,8 +259,7 @@ def _batch(grade_class: argparse.ArgumentParser) -> None:
 def _gradebook(book: argparse.ArgumentParser) -> None:
     book_commands = book.add_subparsers(dest="action", required=True, parser_class=_Parser)
     export = book_commands.add_parser("export", help="write the grade table as CSV")
-    export.add_argument("--out", default=".", metavar="OUT_DIR",
-                        help="the folder given to grade batch --out (default: here)")
+    class_arguments.add_gradebook(export, assignment=False)
     export.add_argument("--format", choices=EXPORT_FORMATS, default="csv",
                         help="csv (one row per student and assignment), canvas (Canvas's "
                         "gradebook import) or moodle (Moodle's CSV import)")
@@ -279,9 +278,7 @@ def _gradebook(book: argparse.ArgumentParser) -> None:
     report = book_commands.add_parser("report", help="what the class got wrong: scores, "
                                       "exercises, cases, misconceptions, cell errors and "
                                       "similar submissions, for the instructor")
-    report.add_argument("--out", default=".", metavar="OUT_DIR",
-                        help="the folder given to grade batch --out (default: here)")
-    report.add_argument("--assignment", help="the assignment, when the gradebook holds several")
+    class_arguments.add_gradebook(report)
     report.add_argument("--html", metavar="FILE", help="write the page here")
     report.add_argument("--md", metavar="FILE", help="write it in Markdown here")
     report.add_argument("--json", metavar="FILE", help="write the numbers as JSON here "
@@ -293,9 +290,7 @@ def _gradebook(book: argparse.ArgumentParser) -> None:
     similar = book_commands.add_parser("similar", help="rank pairs of students by the rare "
                                        "code they share (the template subtracted): a lead for "
                                        "a human look, never a verdict")
-    similar.add_argument("--out", default=".", metavar="OUT_DIR",
-                         help="the folder given to grade batch --out (default: here)")
-    similar.add_argument("--assignment", help="the assignment, when the gradebook holds several")
+    class_arguments.add_gradebook(similar)
     similar.add_argument("--json", metavar="FILE", help="also write the ranking as JSON here")
     similar.add_argument("--top", type=int, default=20, metavar="N",
                          help="pairs printed (default: 20)")
