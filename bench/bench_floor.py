@@ -39,12 +39,13 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import stages
+from bench_single import median_seconds
 
 import bench
 
@@ -66,16 +67,6 @@ class Figure:
     one_s: float | None
     """Median seconds for one correct notebook (None: not measured)."""
     note: str = ""
-
-
-def median_seconds(action: Callable[[], object], repeat: int) -> float:
-    """Median wall seconds of `repeat` runs of `action`."""
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def correct_class(folder: Path, count: int) -> list[Path]:

@@ -8,6 +8,7 @@ Prints medians measured in the same run, and their ratios; machines are noisy, r
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import subprocess
 import sys
@@ -70,7 +71,7 @@ def main() -> None:
             options = grading.Options(engine=engine, zygotes=zygotes)
             result = grading.grade(args.notebook, assignment, options)
             in_process[engine] = median_seconds(
-                lambda options=options: grading.grade(args.notebook, assignment, options),
+                functools.partial(grading.grade, args.notebook, assignment, options),
                 args.repeat)
         print(f"grade, in process, --engine {engine:6} (median of {args.repeat}): "
               f"{in_process[engine]:.3f} s  [{result.score:g}/{result.max_score:g}, "
