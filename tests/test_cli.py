@@ -310,8 +310,8 @@ def test_every_flag_a_message_names_is_an_option_of_grade():
 
 
 def test_readme_lists_every_limit_with_its_default():
-    readme = (ROOT / "README.md").read_text()
-    listed = dict(re.findall(r"`(--[a-z-]+) [A-Z]+`\s+\(default ([\d.]+)\)", readme))
+    guide = (ROOT / "docs" / "grading.md").read_text()  # README's guide to `grade run`
+    listed = dict(re.findall(r"`(--[a-z-]+) [A-Z]+`\s+\(default ([\d.]+)\)", guide))
     assert listed == {flag: f"{field.default:g}"
                       for flag, field in parser.limit_flags().items()}
 
@@ -320,7 +320,10 @@ def test_every_flag_readme_and_security_name_is_grades_or_another_programs():
     others = {"--count", "--peer-sample", "--peers-bin", "--scaling", "--workers",  # bench/
               "--dashboard-address", "--nthreads", "--nworkers", "--tls-ca-file",  # dask
               "--tls-cert", "--tls-key"}
-    for name in ("README.md", "SECURITY.md"):
+    pages = ["README.md", "SECURITY.md", *sorted(str(page.relative_to(ROOT))
+                                                 for page in (ROOT / "docs").glob("*.md"))]
+    assert len(pages) > 2  # the guides are there to be read
+    for name in pages:
         written = set(FLAG.findall((ROOT / name).read_text()))
         assert written - accepted_flags() - others == set(), name
     assert others.isdisjoint(accepted_flags())

@@ -53,8 +53,8 @@ def test_a_size_not_declared_is_named_with_the_fix():
 
 
 def test_the_readme_example_makes_what_it_says():
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
-    block = readme.split("#### Input makers", 1)[1].split("```python\n", 1)[1].split("```")[0]
+    guide = (Path(__file__).parents[1] / "docs" / "authoring.md").read_text()
+    block = guide.split("#### Input makers", 1)[1].split("```python\n", 1)[1].split("```")[0]
     scope: dict = {}
     exec("from grader.model import Case\n" + block, scope)
     for seed in range(10):

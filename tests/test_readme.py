@@ -1,4 +1,5 @@
-"""README.md tells the truth: CI runs its set-up commands verbatim, and its examples work."""
+"""README.md and its guides in docs/ tell the truth: CI runs README's set-up commands verbatim,
+and the examples of README and of the guides work."""
 
 from __future__ import annotations
 
@@ -37,8 +38,9 @@ def test_ci_runs_the_readme_commands_verbatim():
 
 
 def adding_an_assignment() -> str:
-    readme = (ROOT / "README.md").read_text()
-    return readme.split("## Adding an assignment", 1)[1].split("\n## ", 1)[0]
+    """The authoring guide's walk through an assignment, from the master to the release."""
+    guide = (ROOT / "docs" / "authoring.md").read_text()
+    return guide.split("## Authoring an assignment", 1)[1].split("\n## ", 1)[0]
 
 
 def test_adding_an_assignment_starts_from_grade_assign():
@@ -66,11 +68,17 @@ def test_the_readme_master_notebook_is_assigned(tmp_path):
         '"relu")' in stub
 
 
+def section(page: str, heading: str) -> str:
+    """The text under `heading` (a `## ` line) of `page`, up to the next `## ` heading."""
+    return (ROOT / page).read_text().split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
 def main_job() -> list[tuple[str, str]]:
-    """The commands of "The main job", each with the output README shows under it."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## The main job", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```bash\n(.+?)\n```\n\n```\n(.+?)\n```", section, re.S)
+    """The commands of README's "The main job", then of the students' guide's check before
+    handing in (run where the main job leaves off), each with the output shown under it."""
+    sections = (section("README.md", "The main job")
+                + section("docs/students.md", "Checking your work before you hand in"))
+    return re.findall(r"```bash\n(.+?)\n```\n\n```\n(.+?)\n```", sections, re.S)
 
 
 def timeless(text: str) -> str:

@@ -1,5 +1,5 @@
-"""README's term, command by command, run as written on a generated download of each
-platform: the commands are read from README.md, so that it cannot drift from what the grader
+"""The term's guide, command by command, run as written on a generated download of each
+platform: the commands are read from docs/term.md, so that it cannot drift from what the grader
 does. Between the first batch and the first export, the test plays "a bug in the assignment":
 it lowers the recorded score of one right submission, which the regrade must then restore."""
 
@@ -41,16 +41,16 @@ MOODLE_ROSTER = [["Ada", "Lovelace", "S1", "", "", "ada@example.edu"],
 
 
 def walkthrough() -> list[list[str]]:
-    """The bash blocks of README's "The term", each as its commands."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("### The term: roster, deadlines, overrides, regrades", 1)[1]
+    """The bash blocks of docs/term.md's "The term", each as its commands."""
+    guide = (ROOT / "docs" / "term.md").read_text()
+    section = guide.split("## The term: roster, deadlines, overrides, regrades", 1)[1]
     section = section.split("- **Roster.**", 1)[0]
     return [block.splitlines() for block in re.findall(r"```bash\n(.+?)\n```", section, re.S)]
 
 
 def commands(platform: str) -> list[str]:
-    """The week's commands for `platform`: Canvas's as README writes them; for the others,
-    README's first line for that platform in place of Canvas's, and Moodle's export format."""
+    """The week's commands for `platform`: Canvas's as the guide writes them; for the others,
+    the guide's first line for that platform in place of Canvas's, and Moodle's export format."""
     (first,), others, exports, override, again = walkthrough()
     assert [line.split()[2] for line in others] == ["moodle-download.zip",
                                                     "gradescope-export.zip", "repos/"]
@@ -66,7 +66,7 @@ def commands(platform: str) -> list[str]:
 
 
 def download(platform: str, here) -> None:
-    """What the instructor downloaded, under the names README gives it."""
+    """What the instructor downloaded, under the names the guide gives it."""
     if platform == "canvas":
         canvas_zip(here / "canvas-download.zip")
         (here / "times.csv").write_text("student,submitted_at\n"
