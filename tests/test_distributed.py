@@ -384,7 +384,8 @@ def test_tls_between_client_and_scheduler(tmp_path):
         assert code == 2 and stderr.getvalue() == (
             f"grade: error: --dask {address}: a tls:// scheduler needs this client's "
             "certificate: set DASK_DISTRIBUTED__COMM__TLS__CA_FILE, DASK_DISTRIBUTED__COMM__"
-            "TLS__CLIENT__CERT and DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY (see README.md)\n")
+            "TLS__CLIENT__CERT and DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY (see "
+            "docs/deployment.md, \"On a Dask cluster\")\n")
         with dask.config.set({"distributed.comm.tls.ca-file": ca,
                               "distributed.comm.tls.client.cert": cert,
                               "distributed.comm.tls.client.key": key,

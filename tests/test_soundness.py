@@ -120,8 +120,9 @@ def test_validate_points_at_the_comment_left_and_passes_once_it_is_gone(course):
     code, out = run("validate", "d2l_scoring")
     assert (code, out) == (1, "".join(
         f"d2l_scoring: {path}:{line}: the skeleton could not infer this argument's domain, so "
-        "every hidden case passes the master's value; draw it with an input maker (README, "
-        "\"Input makers\") or keep it, and delete the comment\n" for line in lines))
+        "every hidden case passes the master's value; draw it with an input maker "
+        "(docs/authoring.md, \"Input makers\") or keep it, and delete the comment\n"
+        for line in lines))
     path.write_text(re.sub(r"\n *# grade assign: could not infer.*\n(?: *# .*\n)*", "\n",
                            path.read_text()))
     assert run("validate", "d2l_scoring")[0] == 0

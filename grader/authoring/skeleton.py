@@ -116,8 +116,8 @@ def _hidden(name: str, seed: int, params: list[str], calls: list[Inputs]) -> str
         else:
             line = _literal(value, 12, lists=False)
             note = (f"{MARKER[2:]} the domain of {param} ({type(value).__name__}): every hidden "
-                    "case passes the master's value; draw it with an input maker (README, "
-                    '"Input makers") or keep it, then delete this comment.')
+                    "case passes the master's value; draw it with an input maker "
+                    '(docs/authoring.md, "Input makers") or keep it, then delete this comment.')
         parts.append(_comment(note, 12) + f"            {line},\n")
     sizes = "".join(_comment(_axes(size, params), 16)
                     + f"                {size.name!r}: ({size.low}, {size.high}, {size.step}),\n"

@@ -95,8 +95,8 @@ def domain_problems(assignment: Assignment, layout: Layout) -> list[Problem]:
                 name = names[position] if position < len(names) else f"#{position + 1}"
                 found.append(Problem(f"{exercise.name}/{case.name}", (
                     f"the argument {name} {why}, so correct code may fail or be given other "
-                    f"numbers; draw it with {maker} (README, \"Input makers\") in the range "
-                    "the master's examples use")))
+                    f"numbers; draw it with {maker} (docs/authoring.md, \"Input makers\") in "
+                    "the range the master's examples use")))
     return found
 
 
@@ -116,8 +116,8 @@ def marker_problems(assignment: Assignment, layout: Layout) -> list[Problem]:
             if MARKER in line:
                 found.append(Problem(f"{path}:{number}", (
                     "the skeleton could not infer this argument's domain, so every hidden "
-                    "case passes the master's value; draw it with an input maker (README, "
-                    "\"Input makers\") or keep it, and delete the comment")))
+                    "case passes the master's value; draw it with an input maker "
+                    "(docs/authoring.md, \"Input makers\") or keep it, and delete the comment")))
     return found
 
 

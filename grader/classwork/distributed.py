@@ -202,7 +202,8 @@ class Cluster:
             raise UsageError(f"--dask {self.address}: a tls:// scheduler needs this client's "
                              "certificate: set DASK_DISTRIBUTED__COMM__TLS__CA_FILE, "
                              "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT and "
-                             "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY (see README.md)")
+                             "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY (see docs/deployment.md, "
+                             "\"On a Dask cluster\")")
         try:
             client = stack.enter_context(distributed.Client(
                 self.address, timeout=CONNECT_TIMEOUT_S, security=security))
