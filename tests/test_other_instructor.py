@@ -1,11 +1,11 @@
-"""Another instructor's course, end to end, from README alone (issue #24).
+"""Another instructor's course, end to end, from README and its guides alone.
 
 The assignment is none of ours: attention scoring functions as in Dive into Deep Learning,
 in numpy, with batched 3-D inputs and outputs, integer valid lengths, `None`, and a boolean
 mask. The instructor writes a master notebook, runs `grade assign` and keeps the skeleton as
 it is, `grade validate`, `grade release`; six students hand in; `grade batch` and the class
-report follow. Then the instructor catalogues two mistakes (README, "Complete the
-declaration"), releases again, and a student's own `check()` names them as `grade run` does.
+report follow. Then the instructor catalogues two mistakes (docs/authoring.md, "Complete
+the declaration"), releases again, and a student's own `check()` names them as `grade run` does.
 
 The students, and the points their code deserves (5 in all: 2 + 2 + 1):
 - ada: vectorised and right: 5;
@@ -85,7 +85,7 @@ KEEP = '''def keep_softmax(scores, keep):
 
 check("keep_softmax")
 '''
-# Distinct sizes, as README advises: batch 2, queries 3, keys 4, d 5, values 6.
+# Distinct sizes, as docs/authoring.md advises: batch 2, queries 3, keys 4, d 5, values 6.
 EXAMPLES = '''rng = np.random.default_rng(0)
 X = rng.normal(size=(2, 3, 4))
 print(masked_softmax(X, np.array([2, 3])))

@@ -1,6 +1,6 @@
 """A course's own assignment, as another instructor makes it and as students get it (#24).
 
-The assignment is declared outside the package, the way README's "Adding an assignment" says:
+The assignment is declared outside the package, the way docs/authoring.md says:
 a master notebook, `grade assign --out DIR`, the skeleton completed by hand (hidden cases and
 catalogued misconceptions), `grade assign` again, `grade release` into a students' folder.
 Then, with none of the grader's environment variables, as a student has it:
@@ -142,7 +142,7 @@ def student(mistake: dict[str, object]) -> str:
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory) -> dict[str, Path]:
-    """The course made as README says; the environment `grade assign` printed, the folder
+    """The course made as docs/authoring.md says; the environment `grade assign` printed, the folder
     with the release, and the instructor's folder."""
     top = tmp_path_factory.mktemp("course")
     master = write_master(top / f"{NAME}_master.ipynb", [

@@ -1,4 +1,4 @@
-"""The instructor's whole workflow on the fourth assignment's master, as README.md tells it:
+"""The instructor's whole workflow on the fourth assignment's master, as docs/authoring.md tells it:
 `grade assign`, complete the declaration, `grade assign` again, `grade validate`,
 `grade release` (which leaks nothing), then `grade batch` on a small class.
 

@@ -1,5 +1,5 @@
 """Bulk downloads as each platform makes them, built from the platforms' documented formats
-(README, "Grading a whole class"), for a small class: a right notebook, a right module and a
+(docs/class.md, "Grading a whole class"), for a small class: a right notebook, a right module and a
 blank stub."""
 
 from __future__ import annotations
