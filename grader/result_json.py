@@ -35,7 +35,7 @@ _ORDER: dict[type, tuple[str, ...]] = {
     ExerciseResult: ("name", "score", "max_score", "status", "checks", "file", "provided",
                      "fingerprint"),
     CheckResult: ("name", "visibility", "passed", "score", "max_score", "status", "message",
-                  "diagnosis", "note", "caution", "scored"),
+                  "diagnosis", "note", "caution", "scored", "verdict", "raised"),
     CellResult: ("index", "status", "message", "file", "number", "execution_count", "where"),
 }
 # Properties written for readers of the JSON, never read back.
@@ -90,6 +90,8 @@ def _object(value: Any, instructor: bool) -> dict[str, Any]:
         item = getattr(value, key)
         if key in _NULL_WHEN_EMPTY.get(kind, ()) and not item:
             item = None
+        if not instructor and (kind, key) == (Result, "duration_s") and not value.timed:
+            item = None  # a student's JSON: the hidden calls' time is the submission's
         found[key] = _encode(item, instructor)
     return found
 
@@ -133,6 +135,8 @@ def _read(kind: type, data: dict[str, Any]) -> Any:
             value = data[field.name]
             if value is None and field.name in _NULL_WHEN_EMPTY.get(kind, ()):
                 value = ""
+            if value is None and (kind, field.name) == (Result, "duration_s"):
+                value = 0.0
             found[field.name] = _decode(value, hints[field.name])
         elif (kind, field.name) in _ABSENT:
             found[field.name] = _ABSENT[kind, field.name](data)

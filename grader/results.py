@@ -34,6 +34,23 @@ class CheckStatus(str, enum.Enum):
     TIMEOUT = "timeout"
 
 
+class Verdict(str, enum.Enum):
+    """What one check found, in the few words a hidden check may say of it: every verdict
+    but PASSED is a way to fail, and the student-facing text of a hidden check depends on
+    its submission only through this, a catalogued diagnosis and a usual exception class
+    (`grader.pipeline.vocabulary`)."""
+
+    PASSED = "passed"
+    WRONG_VALUES = "wrong values"
+    WRONG_SHAPE = "wrong shape"
+    WRONG_TYPE = "wrong type"
+    RAISED = "raised"
+    CRASHED = "crashed"
+    TIMED_OUT = "timed out"
+    TOO_LARGE = "too large"
+    NOT_WRITTEN = "not written"
+
+
 class ResultStatus(str, enum.Enum):
     """Whether a submission could be graded at all."""
 
@@ -119,7 +136,8 @@ class CheckResult:
     status: CheckStatus = CheckStatus.PASSED
     """PASSED, FAILED, MISSING, ERROR or TIMEOUT."""
     message: str = ""
-    """Why it failed, in the style of pytest's approx."""
+    """Why it failed, in the style of pytest's approx; for a hidden check, a text of the
+    closed vocabulary (`grader.pipeline.vocabulary`)."""
     diagnosis: Diagnosis | None = None
     """The misconception recognised in the output, if any."""
     views: tuple[ArrayView, ...] = ()
@@ -132,10 +150,15 @@ class CheckResult:
     """Every catalogued mistake its output matches, when more than one does (on symmetric
     inputs, say): the grader picks the one the exercise's other cases agree on."""
     detail: str = ""
-    """For a failing hidden check of an assignment with `show_hidden_after`: its message as
-    it reads once that time has passed (numbers of the comparison, never the inputs). Only
-    Gradescope's after_due_date tests print it; `grader.pipeline.disclosure` puts it in
-    `message`."""
+    """For a failing hidden check: its message as the instructor reads it, and as students
+    read it once the assignment's `show_hidden_after` has passed (numbers of the comparison,
+    never the inputs). Only the instructor's views and Gradescope's after_due_date tests
+    print it; `grader.pipeline.disclosure` puts it in `message` when it is due."""
+    verdict: Verdict = Verdict.PASSED
+    """What the check found, in a word: the wrong shape, a raise, a crash."""
+    raised: str = ""
+    """For a check whose call raised: the exception's class, when it is one of the usual
+    built-in classes a hidden check may name (`vocabulary.RAISES`); else empty."""
 
     @property
     def scored(self) -> bool:
@@ -223,7 +246,8 @@ class Result:
     max_score: float
     """Points available."""
     duration_s: float
-    """Wall time of grading."""
+    """Wall time of grading. Student-facing reports say it only when no hidden case ran
+    (`timed`)."""
     error: str | None = None
     """Why it could not be graded, naming the file and the fix."""
     cells: tuple[CellResult, ...] = ()
@@ -261,6 +285,14 @@ class Result:
         """The submission as its reports title it: the file's name without the folders of
         the grading machine, or the names of the files it combines."""
         return " + ".join(Path(file).name for file in self.files or (self.submission,))
+
+    @property
+    def timed(self) -> bool:
+        """Whether a student-facing report may say how long grading took: not once hidden
+        cases ran, since a submission can time its hidden calls to spell out their inputs
+        (the instructor's views always say it)."""
+        return not any(check.visibility is Visibility.HIDDEN
+                       for exercise in self.exercises for check in exercise.checks)
 
     @property
     def problem_cells(self) -> tuple[CellResult, ...]:

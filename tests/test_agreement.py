@@ -13,9 +13,9 @@ import re
 import pytest
 
 from grader.model import Exercise, Misconception, Visibility
-from grader.pipeline import agreement, diagnose, grading
+from grader.pipeline import agreement, diagnose, grading, vocabulary
 from grader.pipeline.judging import Context, judgement
-from grader.results import CheckResult
+from grader.results import CheckResult, Verdict
 from grader.sandbox.limits import Limits
 from grader.spec import references, registry
 
@@ -128,11 +128,15 @@ def test_the_literal_2_multihead_is_told_of_its_literal_never_of_wrong_scale(tmp
     for name, size in (("small", 2), ("wide", 3)):
         diagnosis = checks[name].diagnosis
         assert diagnosis is not None and diagnosis.id == "hard-coded-size"
-        assert diagnosis.message == (
-            "multihead_scaled_self_attention writes sizes as numbers: `2` on line 14 stands "
-            "for the square root of omega_v1.shape[0], which is 4 in the notebook's example, "
-            f"but {size} in this case. A number written in the code fits only the notebook's "
-            "example: take sizes from the shapes of the inputs inside the function.")
+        # A hidden check says the closed vocabulary's sentence; the instructor's detail, the
+        # diagnosis in full.
+        assert diagnosis.message == vocabulary.OWN_DIAGNOSES["hard-coded-size"]
+        assert checks[name].detail.endswith(
+            "[hard-coded-size] multihead_scaled_self_attention writes sizes as numbers: `2` on "
+            "line 14 stands for the square root of omega_v1.shape[0], which is 4 in the "
+            f"notebook's example, but {size} in this case. A number written in the code fits "
+            "only the notebook's example: take sizes from the shapes of the inputs inside the "
+            "function.")
         assert not DECIMAL.search(diagnosis.message)
 
 
@@ -144,7 +148,8 @@ def test_a_scale_the_source_does_not_show_gets_values_differ_and_no_name(tmp_pat
     assert checks["notebook-example"].passed
     assert [(n, c.diagnosis) for n, c in checks.items() if not c.passed] == \
         [("small", None), ("wide", None)]
-    assert checks["small"].message.startswith("values differ")
+    assert checks["small"].message == vocabulary.message(Verdict.WRONG_VALUES)
+    assert checks["small"].detail.startswith("values differ")
 
 
 def test_a_number_is_not_blamed_when_the_example_fails_too(tmp_path):
@@ -186,17 +191,18 @@ def test_a_size_written_in_sqrt_or_in_a_shape_is_named_with_its_line(tmp_path):
     assert [n for n, c in checks.items() if not c.passed] == ["wide"]  # D = 6 there only
     assert checks["wide"].diagnosis is not None
     assert "`4` on line 11 stands for X.shape[0], which is 4 in the notebook's example, " \
-           "but 6 in this case" in checks["wide"].diagnosis.message
+           "but 6 in this case" in checks["wide"].detail  # the instructor's view
     # np.zeros((4, 3)): the wide case (D = 6, N = 5) raises an IndexError, and the check,
     # hidden, says so with the numbers' lines and no more of the error.
     checks = _grade(tmp_path, SINGLE_HEAD, "self_attention")
     wide = checks["wide"]
     assert wide.status.value == "error" and wide.visibility is Visibility.HIDDEN
     assert wide.diagnosis is not None and wide.diagnosis.id == "hard-coded-size"
-    assert "`4` on line 17 stands for X.shape[0]" in wide.diagnosis.message
+    assert wide.message == vocabulary.message(Verdict.RAISED, "ValueError")
+    assert "`4` on line 17 stands for X.shape[0]" in wide.detail
     assert "`3` on line 17 stands for X.shape[1], which is 3 in the notebook's example, but " \
-           "5 in this case" in wide.diagnosis.message
+           "5 in this case" in wide.detail
     one = checks["one-token"]
     assert not one.passed and one.diagnosis is not None
-    assert "`3` on line 17 stands for X.shape[1]" in one.diagnosis.message
-    assert "`4` on line 17" not in one.diagnosis.message  # D is the example's there
+    assert "`3` on line 17 stands for X.shape[1]" in one.detail
+    assert "`4` on line 17" not in one.detail  # D is the example's there

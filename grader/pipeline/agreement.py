@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from grader.model import Case, Exercise, Misconception, Visibility
+from grader.model import Case, Exercise, Misconception
 from grader.pipeline import diagnose
 from grader.pipeline.judging import Context
 from grader.results import CheckResult, CheckStatus, Diagnosis
@@ -103,12 +103,9 @@ def _diagnosed(exercise: Exercise, item: Evidence, context: Context, cases: _Cas
         if item.check.status is not CheckStatus.ERROR or diagnose.HARD_CODED in rejected:
             return None
         return diagnose.hard_coded(exercise, context.written, inputs, context.example)
-    found = diagnose.diagnose(exercise, inputs, item.case.init_kwargs, item.obtained,
-                              item.expected, context.reads, context.example,
-                              written=context.written, rejected=rejected)
-    if item.case.visibility is Visibility.HIDDEN:
-        found = diagnose.without_numbers(found)
-    return found
+    return diagnose.diagnose(exercise, inputs, item.case.init_kwargs, item.obtained,
+                             item.expected, context.reads, context.example,
+                             written=context.written, rejected=rejected)
 
 
 def agree(exercise: Exercise, evidence: Sequence[Evidence], context: Context

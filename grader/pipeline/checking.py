@@ -6,27 +6,22 @@ sees; and a hidden call's error told without its message.
 
 from __future__ import annotations
 
-import builtins
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from grader.model import Assignment, Case, Exercise, Visibility
-from grader.pipeline import agreement, diagnose, layout_hint, scoring
+from grader.pipeline import agreement, diagnose, layout_hint, scoring, vocabulary
 from grader.pipeline.diagnose import Written
 from grader.pipeline.judging import Context, Judgement, judgement
 from grader.results import CheckResult, CheckStatus, Diagnosis, ExerciseResult
-from grader.sandbox.inside.calling import NOT_IMPLEMENTED
 from grader.sandbox.limits import cap
 from grader.sandbox.outcomes import CallOutcome
 from grader.sandbox.session import Session
 from grader.spec import references
 
 LATE_PRINTED = "[grader] printed outside any call while the hidden cases ran:\n"
-LATE_NOTE = ("[grader] something was printed outside any call while the hidden checks ran; it "
-             "is not shown, since it could show their hidden inputs")
 REPLY_FLOOR = 1 << 20
 REPLY_FACTOR = 16
 LATE = ("passes right after the cell that defines it, but not at the end of the notebook: a "
@@ -58,29 +53,43 @@ class Call:
 
 
 def grade_calls(session: Session, assignment: Assignment, stored: references.References,
-                 public_only: bool, reads: Mapping[str, Mapping[str, tuple[float, ...]]],
-                 written: Mapping[str, Sequence[Written]] | None = None) -> list[Call]:
+                public_only: bool, reads: Mapping[str, Mapping[str, tuple[float, ...]]],
+                written: Mapping[str, Sequence[Written]] | None = None) -> list[Call]:
     """Every case of every exercise, public ones first. The calls of one submission share its
     private /tmp: a hidden call could leave its inputs there for a later call to print, so no
-    public call runs after any hidden one, and only public calls' output reaches students."""
+    public call runs after any hidden one, and only public calls' output reaches students.
+
+    A public case that fails at the end of the notebook is asked again right after the cell
+    that defined its exercise (a later cell may rebind a global it uses). A hidden case is
+    asked once, at the one place its exercise's public cases chose: right after the
+    definition when a public case passed only there, else at the end. No hidden answer's
+    verdict decides whether or where another call is made, so no call can learn it."""
     contexts = {e.name: Context.of(e, reads[e.name], (written or {}).get(e.name, ()))
                 for e in assignment.exercises}
     calls = []
-    for visibility in (Visibility.PUBLIC, Visibility.HIDDEN):
-        if public_only and visibility is Visibility.HIDDEN:
-            break
-        if visibility is Visibility.HIDDEN:
-            session.seal_output()  # what is printed from now on may show hidden inputs
-        for exercise in assignment.exercises:
-            for case in exercise.cases:
-                if case.visibility is visibility:
-                    check, printed, obtained = _grade_case(session, exercise, case, stored,
-                                                           contexts[exercise.name],
-                                                           assignment.layout)
-                    calls.append(Call(exercise.name, check, printed, obtained,
-                                      stored.get(exercise.name, case.name),
-                                      contexts[exercise.name]))
+    for exercise in assignment.exercises:
+        for case in exercise.cases:
+            if case.visibility is Visibility.PUBLIC:
+                calls.append(_graded(session, exercise, case, stored, contexts[exercise.name],
+                                     assignment.layout, ("end", "definition")))
+    if public_only:
+        return calls
+    session.seal_output()  # what is printed from now on may show hidden inputs
+    for exercise in assignment.exercises:
+        late = any(c.exercise == exercise.name and c.check.caution == LATE for c in calls)
+        for case in exercise.cases:
+            if case.visibility is Visibility.HIDDEN:
+                calls.append(_graded(session, exercise, case, stored, contexts[exercise.name],
+                                     assignment.layout, ("definition",) if late else ("end",)))
     return calls
+
+
+def _graded(session: Session, exercise: Exercise, case: Case, stored: references.References,
+            context: Context, layout: str, places: tuple[str, ...]) -> Call:
+    check, printed, obtained = _grade_case(session, exercise, case, stored, context, layout,
+                                           places)
+    return Call(exercise.name, check, printed, obtained, stored.get(exercise.name, case.name),
+                context)
 
 
 def exercise_result(exercise: Exercise, calls: Sequence[Call]) -> ExerciseResult:
@@ -95,15 +104,12 @@ def exercise_result(exercise: Exercise, calls: Sequence[Call]) -> ExerciseResult
     return scoring.exercise_result(exercise, checks)
 
 
-HIDDEN_PRINTED = ("[grader] {count} of the hidden checks' calls printed something; it is not "
-                  "shown, since it could show their hidden inputs")
-
-
 def outputs(cells: str, calls: Sequence[Call], limit: int, late: str = "") -> tuple[str, str]:
     """(what students see, what only the instructor sees) of a submission's output: the
-    cells' output (capped already) and the public calls' under a line naming each call; one
-    line saying that hidden calls printed, whose output goes to the second text alone, with
-    `late`, what reached the cells' channel once hidden cases had begun."""
+    cells' output (capped already) and the public calls' under a line naming each call; what
+    hidden calls printed, and `late` (what reached the cells' channel once hidden cases had
+    begun), go to the second text alone. Whether hidden calls printed is not said to
+    students: it is the submission's choice, and could depend on the hidden inputs."""
     shown: list[str] = []
     kept: list[str] = []
     for call in calls:
@@ -111,39 +117,10 @@ def outputs(cells: str, calls: Sequence[Call], limit: int, late: str = "") -> tu
             continue
         label = f"[grader] {call.exercise}, case '{call.check.name}', printed:\n{call.printed}"
         (kept if call.hidden else shown).append(label)
-    notes = [cap("\n".join(shown), limit)]
-    if kept:
-        notes.append(HIDDEN_PRINTED.format(count=len(kept)))
     if late:
-        notes.append(LATE_NOTE)
         kept.insert(0, LATE_PRINTED + late)
-    return "\n".join(filter(None, [cells, *notes])), cap("\n".join(kept), limit)
-
-
-_RAISED = re.compile(r"raised (?P<name>[A-Za-z_]\w*)(?P<said>.*?)(?P<where> \(line \d+\))?",
-                     re.S)
-KNOWN_ERRORS = frozenset(
-    {name for name, value in vars(builtins).items()
-     if isinstance(value, type) and issubclass(value, BaseException)}
-    | {"AxisError", "LinAlgError"})
-"""Exception classes whose names a hidden check may say: Python's and numpy's usual ones. A
-class the student's code defines has a name it chooses, which could spell out the inputs."""
-
-
-def hidden_error(message: str) -> str:
-    """A hidden call's error as students see it: its exception class (a usual one), never
-    its message or its line, which the student's code chooses and could make spell out the
-    hidden inputs (`raise ValueError(repr(x))`; an `exec` of as many blank lines as an input's
-    digits). Messages the grader writes (a timeout, a crash) are kept."""
-    match = _RAISED.fullmatch(message)
-    if match is None:
-        return message
-    name = match["name"]
-    what = f"raised {name}" if name in KNOWN_ERRORS else "raised an exception of its own class"
-    if not match["said"].strip() and not match["where"]:
-        return what
-    return (f"{what}; its message and line are shown for public checks only, since the code "
-            "could make them spell out this hidden case's inputs")
+    return "\n".join(filter(None, [cells, cap("\n".join(shown), limit)])), \
+        cap("\n".join(kept), limit)
 
 
 def reply_limit(expected: references.Outputs) -> int:
@@ -153,45 +130,31 @@ def reply_limit(expected: references.Outputs) -> int:
 
 
 def _grade_case(session: Session, exercise: Exercise, case: Case,
-                stored: references.References, context: Context, layout: str = ""
-                ) -> tuple[CheckResult, str, references.Outputs | None]:
-    """Check one case at the end of the notebook and, failing that, right after the cell that
-    defined the exercise: a later cell that rebinds a global must not undo working code.
-    A shape error says the assignment's `layout` first. Returns the check, what its calls
-    printed and the outputs the check compared."""
+                stored: references.References, context: Context, layout: str,
+                places: tuple[str, ...]) -> tuple[CheckResult, str, references.Outputs | None]:
+    """Check one case at each of `places` in turn until it passes ("end": after every cell;
+    "definition": right after the cell that defined the exercise, where a pass is marked
+    `LATE`). A shape error says the assignment's `layout` first. Returns the check of the
+    first place (or the passing one), what its calls printed and the outputs it compared."""
     inputs = case.inputs()
     expected = stored.get(exercise.name, case.name)
     first: CheckResult | None = None
     kept: references.Outputs | None = None
     printed: list[str] = []
-    for at in ("end", "definition"):
+    for at in places:
         outcome, judged = _call(session, exercise, case, inputs, at, expected, context)
         if outcome.printed:
             printed.append(outcome.printed)
         if judged is not None:
-            check, passed = judged.check, judged.passed
-            if passed and at == "definition":
-                check = replace(check, caution=LATE)
-            if passed:
+            check = judged.check
+            if judged.passed:
+                if at == "definition":
+                    check = replace(check, caution=LATE)
                 return check, "\n".join(printed), judged.obtained
             if first is None:
                 kept = judged.obtained
         else:
-            diagnosis: Diagnosis | None
-            if outcome.message.startswith(NOT_IMPLEMENTED):
-                diagnosis = diagnose.unattempted("still raises NotImplementedError")
-            else:  # an index out of range, say, because N is the notebook's global
-                diagnosis = diagnose.uses_global(exercise, context.reads, inputs,
-                                                 context.example)
-            message, detail = outcome.message, ""
-            if outcome.status is CheckStatus.MISSING and exercise.notebook:
-                message += f" (it belongs in {exercise.notebook})"
-            if case.visibility is Visibility.HIDDEN:  # the whole message once it is due
-                message, detail = hidden_error(message), cap(message)
-            message = layout_hint.explain(layout, outcome.message, message)
-            check = scoring.failed_check(
-                case.name, exercise, outcome.status, message, diagnosis=diagnosis,
-                visibility=case.visibility, note=case.note, detail=detail)
+            check = _failed_call(exercise, case, outcome, context, inputs, layout)
         first = first or check
         if outcome.status in (CheckStatus.MISSING, CheckStatus.TIMEOUT):
             break  # never defined, or too slow to try twice
@@ -199,13 +162,29 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
     return first, "\n".join(printed), kept
 
 
+def _failed_call(exercise: Exercise, case: Case, outcome: CallOutcome, context: Context,
+                 inputs: tuple[object, ...], layout: str) -> CheckResult:
+    """The check of a call that returned nothing to compare: a raise, a crash, a time-out."""
+    diagnosis: Diagnosis | None
+    if outcome.unattempted:
+        diagnosis = diagnose.unattempted("still raises NotImplementedError")
+    else:  # an index out of range, say, because N is the notebook's global
+        diagnosis = diagnose.uses_global(exercise, context.reads, inputs, context.example)
+    message = outcome.message
+    if outcome.status is CheckStatus.MISSING and exercise.notebook:
+        message += f" (it belongs in {exercise.notebook})"
+    if case.visibility is Visibility.PUBLIC:
+        message = layout_hint.explain(layout, outcome.message, message)
+    return scoring.failed_check(case.name, exercise, outcome.status, message,
+                                diagnosis=diagnosis, visibility=case.visibility,
+                                note=case.note, verdict=outcome.verdict,
+                                raised=vocabulary.raised(outcome.error))
+
 
 def _call(session: Session, exercise: Exercise, case: Case, inputs: tuple[object, ...],
           at: str, expected: references.Outputs, context: Context
           ) -> tuple[CallOutcome, Judgement | None]:
-    """One call of the case, and its judgement when it returned. Never asked twice on the
-    same inputs after a failure: a second ask would tell the code that its first answer
-    failed (a mark in /tmp recognises the inputs), and let it answer otherwise."""
+    """One call of the case, and its judgement when it returned."""
     outcome = session.call(exercise.name, exercise.kind, inputs, dict(case.init_kwargs),
                            exercise.tensors, at=at, max_bytes=reply_limit(expected),
                            group=case.visibility.value)

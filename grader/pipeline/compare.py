@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.results import ArrayView
+from grader.results import ArrayView, Verdict
 from grader.sandbox.inside.protocol import Unsupported
 
 MAX_VIEW_SIDE = 40
@@ -39,6 +39,8 @@ class Comparison:
     """The returned outputs as float arrays, when they could be converted."""
     views: tuple[ArrayView, ...] = ()
     """Expected and obtained side by side, for outputs that can be drawn."""
+    verdict: Verdict = Verdict.PASSED
+    """The first problem, in a word: the type, then the shape, then the values."""
 
 
 MOST_COUNTED = 10
@@ -207,23 +209,28 @@ def compare(value: Any, expected: tuple[np.ndarray, ...], names: tuple[str, ...]
     """
     items, problem = split_outputs(value, names, reveal)
     if items is None:
-        return Comparison(False, problem)
+        return Comparison(False, problem, verdict=Verdict.WRONG_TYPE)
     obtained_all: list[np.ndarray] = []
     problems: list[str] = []
     views: list[ArrayView] = []
+    verdict = Verdict.PASSED
     for name, item, reference in zip(names, items, expected, strict=True):
         prefix = f"{name}: " if len(names) > 1 else ""
         obtained, problem = as_float_array(item)
         if obtained is None:
-            return Comparison(False, prefix + problem)
+            return Comparison(False, prefix + problem, verdict=Verdict.WRONG_TYPE)
         obtained_all.append(obtained)
         if obtained.shape != reference.shape:
             problems.append(prefix + shape_problem(obtained, reference, reveal, sizes))
+            verdict = Verdict.WRONG_SHAPE
             continue
         text, mismatched = value_problem(obtained, reference, rtol, atol, reveal)
         special = non_finite_problem(obtained, reference, reveal)
         if text:
             problems.append(prefix + (special + "\n" if special else "") + text)
+            if verdict is Verdict.PASSED:
+                verdict = Verdict.WRONG_VALUES
             if reveal:
                 views += _views(name, obtained, reference, mismatched, (axes or {}).get(name))
-    return Comparison(not problems, "\n".join(problems), tuple(obtained_all), tuple(views))
+    return Comparison(not problems, "\n".join(problems), tuple(obtained_all), tuple(views),
+                      verdict)

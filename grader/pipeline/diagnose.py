@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from grader.assignments.variants import CATALOGUE
 from grader.model import Exercise, Misconception
 from grader.pipeline import ipython_syntax
 from grader.results import Diagnosis
@@ -68,18 +67,6 @@ def run_variant(variant: Any, inputs: tuple[Any, ...], init: Mapping[str, Any],
             return as_outputs(variant(*_copies(inputs), **init), count)
     except Exception:  # a variant that does not apply to these inputs (shapes) says nothing
         return None
-
-
-def without_numbers(diagnosis: Diagnosis | None) -> Diagnosis | None:
-    """A diagnosis as a hidden check may give it: a property's message says numbers of the
-    student's output ("yours sum to between 2016 and 2016"), which the code computed from the
-    hidden inputs and could make spell them out; the catalogue's sentence alone says none."""
-    if diagnosis is None:
-        return None
-    general = CATALOGUE.get(diagnosis.id, "")
-    if general and diagnosis.message.startswith(general) and diagnosis.message != general:
-        return Diagnosis(diagnosis.id, general)
-    return diagnosis
 
 
 UNATTEMPTED = "unattempted"

@@ -33,19 +33,16 @@ def shown(assignment: Assignment, now: datetime) -> bool:
 
 def disclose(result: Result, assignment: Assignment, now: datetime) -> Result:
     """The result as students may see it at `now`: the details of hidden checks in their
-    messages once they are due; kept aside (`CheckResult.detail`) for Gradescope's
-    after_due_date tests while they are not; dropped when the assignment never shows them."""
+    messages once they are due; else kept aside (`CheckResult.detail`) for the instructor's
+    views and, when the assignment shows them some day, Gradescope's after_due_date tests."""
     after = assignment.show_hidden_after
     visible = shown(assignment, now)
     exercises = []
     for exercise in result.exercises:
         checks = []
         for check in exercise.checks:
-            if check.visibility is Visibility.HIDDEN and check.detail:
-                if after is None:
-                    check = replace(check, detail="")
-                elif visible:
-                    check = replace(check, message=check.detail)
+            if check.visibility is Visibility.HIDDEN and check.detail and visible:
+                check = replace(check, message=check.detail)
             checks.append(check)
         exercises.append(replace(exercise, checks=tuple(checks)))
     when = after.astimezone(timezone.utc).isoformat(timespec="minutes") if after else ""

@@ -32,6 +32,7 @@ from grader.pipeline import (
     notebooks,
     scoring,
     submissions,
+    vocabulary,
 )
 from grader.results import (
     CellResult,
@@ -177,10 +178,11 @@ def _grade(path: Path, assignment: Assignment, options: Options,
             written = notebook_globals.numbers_written(submission, names, statements=statements)
             calls = checking.grade_calls(session, assignment, stored, options.public_only, reads,
                                          written)
-            exercises = missing.explain(
-                [replace(checking.exercise_result(exercise, calls),
-                         fingerprint=prints[exercise.name])
-                 for exercise in assignment.exercises], submission, cells)
+            exercises = tuple(vocabulary.close(result, exercise) for result, exercise in zip(
+                missing.explain([replace(checking.exercise_result(exercise, calls),
+                                         fingerprint=prints[exercise.name])
+                                 for exercise in assignment.exercises], submission, cells),
+                assignment.exercises, strict=True))
             output, hidden_output = checking.outputs(session.captured_output(), calls,
                                                      options.limits.output_bytes,
                                                      session.late_output())

@@ -7,13 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-import numpy as np
-
 from grader.model import Case, Exercise, Inputs, Visibility
 from grader.pipeline import compare, diagnose, scoring
 from grader.pipeline.diagnose import Written
 from grader.results import CheckResult, CheckStatus, Diagnosis
-from grader.sandbox.limits import cap
 from grader.spec.references import Outputs
 
 
@@ -65,10 +62,11 @@ def judgement(exercise: Exercise, case: Case, value: object, expected: Outputs,
               inputs: tuple[object, ...], context: Context | None = None) -> Judgement:
     """Compare a returned value with the reference and diagnose it, keeping the outputs for
     the agreement of the exercise's cases (`grader.pipeline.agreement`)."""
-    sizes = frozenset(n for item in inputs if isinstance(item, np.ndarray) for n in item.shape)
+    public = case.visibility is Visibility.PUBLIC
+    # Compared in full for every case: a hidden check's student-facing text is chosen from
+    # the closed vocabulary later (`vocabulary.close`); this message becomes its `detail`.
     result = compare.compare(value, expected, exercise.outputs, case.rtol, case.atol,
-                             reveal=case.visibility is Visibility.PUBLIC, axes=exercise.axes,
-                             sizes=sizes)
+                             reveal=True, axes=exercise.axes)
     if result.passed:
         return Judgement(scoring.passed_check(case.name, exercise, visibility=case.visibility,
                                               note=case.note), result.obtained)
@@ -81,15 +79,10 @@ def judgement(exercise: Exercise, case: Case, value: object, expected: Outputs,
         diagnosis = diagnose.diagnose(exercise, inputs, case.init_kwargs, result.obtained,
                                       expected, context.reads, context.example, matching,
                                       context.written)
-        if case.visibility is Visibility.HIDDEN:
-            diagnosis = diagnose.without_numbers(diagnosis)
         if len(matching) > 1:
             alternatives = tuple(Diagnosis(m.id, m.message) for m in matching)
-    detail = ""
-    if case.visibility is Visibility.HIDDEN:  # shown only after show_hidden_after (disclosure)
-        detail = cap(compare.compare(value, expected, exercise.outputs, case.rtol, case.atol,
-                                     reveal=True).message)
     check = scoring.failed_check(case.name, exercise, CheckStatus.FAILED, result.message,
-                                 diagnosis=diagnosis, views=result.views,
-                                 visibility=case.visibility, note=case.note)
-    return Judgement(replace(check, alternatives=alternatives, detail=detail), result.obtained)
+                                 diagnosis=diagnosis, views=result.views if public else (),
+                                 visibility=case.visibility, note=case.note,
+                                 verdict=result.verdict)
+    return Judgement(replace(check, alternatives=alternatives), result.obtained)

@@ -30,9 +30,8 @@ def is_shape_error(raised: str) -> bool:
 def explain(layout: str, raised: str, shown: str | None = None) -> str:
     """The message to show for a call that failed with `raised`: `shown` (else `raised`
     itself), with the layout's sentence on the line before it when `raised` is a shape
-    error and the assignment declares a layout. `shown` is what students may see of the
-    error: a hidden check's keeps only the exception's class (`checking.hidden_error`), and
-    the sentence, which holds no number of the inputs, still heads it."""
+    error and the assignment declares a layout. Public checks only: a hidden check says
+    only texts of the closed vocabulary (`vocabulary`)."""
     text = raised if shown is None else shown
     if not layout or not is_shape_error(raised):
         return text

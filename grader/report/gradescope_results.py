@@ -31,7 +31,9 @@ def to_dict(result: Result) -> dict[str, Any]:
                 lines.append(f"*{md_escape(check.note)}*")
             if check.caution:
                 lines.append(f"**Careful:** {md_escape(check.caution)}.")
-            message = check.detail or check.message
+            # after_due_date tests show the details once due, where the assignment says when
+            message = (check.detail or check.message) if result.show_hidden_after \
+                else check.message
             if message:
                 marks = fence(message)
                 lines.append(f"{marks}text\n{message}\n{marks}")
@@ -44,8 +46,9 @@ def to_dict(result: Result) -> dict[str, Any]:
                 "tags": [exercise.name, check.visibility.value,
                          *([check.diagnosis.id] if check.diagnosis else [])],
             })
+    timing = {"execution_time": round(result.duration_s, 3)} if result.timed else {}
     return {
-        "score": result.score, "execution_time": round(result.duration_s, 3),
+        "score": result.score, **timing,
         "output": markdown.render(result),
         "output_format": "md", "test_output_format": "md", "test_name_format": "text",
         "visibility": "visible", "stdout_visibility": "hidden", "tests": tests,

@@ -28,8 +28,9 @@ def render(results: Sequence[Result]) -> str:
                      if c.status not in (CheckStatus.FAILED, CheckStatus.PASSED))
         suite = ET.SubElement(suites, "testsuite", name=_clean(result.submission),
                               tests=str(max(len(checks), 1)), failures=str(failures),
-                              errors=str(errors + (result.status is ResultStatus.ERROR)),
-                              time=f"{result.duration_s:.3f}")
+                              errors=str(errors + (result.status is ResultStatus.ERROR)))
+        if result.timed:  # not once hidden cases ran: their time is the submission's to choose
+            suite.set("time", f"{result.duration_s:.3f}")
         if result.status is ResultStatus.ERROR:
             case = ET.SubElement(suite, "testcase", classname=result.assignment,
                                  name="load submission", time="0")

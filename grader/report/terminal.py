@@ -24,6 +24,11 @@ def _safe(value: str) -> str:
     return escape(text.one_line(value))
 
 
+def _took(result: Result) -> str:
+    """" in 0.42 s", where a student's report may say how long grading took (`timed`)."""
+    return f" in {result.duration_s:.2f} s" if result.timed else ""
+
+
 def render(result: Result, color: bool = False, verbose: bool = False) -> str:
     """The summary as text, with ANSI colours when `color` is set."""
     target = io.StringIO()
@@ -39,10 +44,10 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
         passed = sum(c.passed for e in result.exercises for c in e.checks)
         total = sum(len(e.checks) for e in result.exercises)
         console.print(f"[bold]{title}[/]: [bold]{passed} / {total} public checks pass[/] "
-                      f"(public cases only) in {result.duration_s:.2f} s")
+                      f"(public cases only){_took(result)}")
     else:
         console.print(f"[bold]{title}[/]: [bold]{result.score:g} / {result.max_score:g}[/]"
-                      f" in {result.duration_s:.2f} s")
+                      f"{_took(result)}")
     if result.show_hidden_after and not result.public_only:
         when = "shown since" if result.hidden_shown else "shown from"
         console.print(f"  hidden checks: details {when} {_safe(result.show_hidden_after)}")

@@ -35,7 +35,7 @@ from typing import Any
 from grader.sandbox.inside import processes, protocol, state
 from grader.sandbox.inside.calling import invoke
 from grader.sandbox.inside.cellwarnings import fresh_warnings
-from grader.sandbox.inside.failures import describe
+from grader.sandbox.inside.failures import describe, kind
 from grader.sandbox.inside.protocol import Reply
 from grader.sandbox.inside.streams import OutStream, flush
 
@@ -139,8 +139,8 @@ class CallProcess:
             return {"status": Reply.TIMEOUT, "message": f"the call did not return within "
                     f"{timeout:g} s"}, None
         except protocol.FrameTooLarge:  # no size said: it would tell a hidden output's size
-            return {"status": Reply.REFUSED, "message": "the call returned far more data "
-                    "than the expected outputs hold; it was not compared"}, None
+            return {"status": Reply.REFUSED, "too_large": True, "message": "the call returned "
+                    "far more data than the expected outputs hold; it was not compared"}, None
         except (EOFError, OSError):
             status = self.stop()
             return {"status": Reply.CRASHED, "message": processes.death(status)}, None
@@ -243,7 +243,8 @@ def _one_call(me: int, namespace: dict[str, Any], header: dict[str, Any],
     except BaseException as exc:  # the student's failure is data
         processes.exit_unless(me)
         message, line = describe(exc)
-        return protocol.pack(dict(reply, status=Reply.ERROR, message=message, line=line)), False
+        return protocol.pack(dict(reply, status=Reply.ERROR, message=message, line=line,
+                                  **kind(exc))), False
 
 
 def _to_own_descriptors(*streams: Any) -> None:
