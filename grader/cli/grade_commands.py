@@ -234,11 +234,15 @@ def cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
     if found is not None:
         book = gradebook.Gradebook(Path(args.out))
         keys = sorted({row.student for row in book.rows(assignment.name)})
-        matched, strangers = found.match(keys, identities.aliases(book, assignment.name))
-        for name in strangers:
+        matched = found.match(keys, identities.aliases(book, assignment.name))
+        for name in matched.strangers:
             args.err.write(f"grade: not on the roster {args.roster}: {text.one_line(name)}\n")
-        handed = len({student.key for student in matched.values()})
+        for doubt in matched.ambiguous:
+            args.err.write(f"grade: ambiguous: {text.one_line(doubt.line(found.path))}\n")
+        handed = len({student.key for student in matched.students.values()})
+        doubtful = len({s.key for doubt in matched.ambiguous for s in doubt.students})
         out.write(f"roster: {handed} of {len(found.students)} students handed in, "
-                  f"{len(found.students) - handed} missing, {len(strangers)} not on the "
-                  "roster\n")
+                  f"{len(found.students) - handed - doubtful} missing, "
+                  f"{len(matched.strangers)} not on the roster"
+                  + (f", {doubtful} ambiguous" if doubtful else "") + "\n")
     return 1 if summary.errors else 0
