@@ -56,10 +56,10 @@ def sheet(args: argparse.Namespace, book: gradebook.Gradebook,
                            assignment, identities.aliases(book, assignment),
                            identities.marked_late(book, assignment))
     for name in found.strangers:
-        args.err.write(f"grade: not on the roster {args.roster}: {text.one_line(name)} "
+        args.err.write(f"grade: not on the roster {args.roster}: {text.visible(name)} "
                        "(listed under the name of their submission)\n")
     for doubt in found.ambiguous:
-        args.err.write(f"grade: ambiguous: {text.one_line(doubt.line(Path(args.roster)))}\n")
+        args.err.write(f"grade: ambiguous: {text.visible(doubt.line(Path(args.roster)))}\n")
     return found
 
 
