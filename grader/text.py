@@ -5,7 +5,10 @@ student's folder name. Such text must not move a terminal's cursor, draw a fake 
 start a Markdown heading or fail to encode. `clean` is applied where text crosses from the
 worker into the grader (the protocol boundary) and again by every writer; each writer adds
 what its own format needs (`one_line` for a Markdown table cell or heading, `csv_cell` for a
-spreadsheet cell). `clean_fields` cleans a whole frozen dataclass (a `Result`) at once.
+spreadsheet cell). What is printed to a terminal goes through `visible` instead, which shows a
+control character (ESC as `\\x1b`) rather than drop it; Rich markup is escaped by the one
+terminal writer that uses Rich (`report.terminal`). `clean_fields` cleans a whole frozen
+dataclass (a `Result`) at once.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ T = TypeVar("T")
 
 # C0 controls but tab and newline, DEL, and C1 controls (ESC is C0, CSI is C1).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# What `visible` shows: `_CONTROL`, and the bidirectional embeddings, overrides and
+# isolates, which reorder what a terminal shows.
+_SHOWN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 # Everything some renderer treats as a line break: CR LF, VT, FF, the file/group/record
 # separators, NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR (str.splitlines' list).
@@ -33,6 +39,23 @@ def clean(text: str) -> str:
     text = _SURROGATE.sub("\ufffd", text)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     return _CONTROL.sub("", text)
+
+
+def visible(text: str, lines: bool = False) -> str:
+    """Text for a terminal: every control character shown, never sent (ESC as the four
+    characters `\\x1b`, RLO as `\\u202e`), so that the reader sees something was there and
+    the terminal only printable text; no lone surrogate. With `lines`, newline and tab stay
+    as layout and a bare carriage return is a newline; without, every line break is a space.
+    The result holds no control character: showing it again changes nothing."""
+    text = _SURROGATE.sub("\ufffd", text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n") if lines \
+        else _BREAKS.sub(" ", text)
+    return _SHOWN.sub(_shown, text)
+
+
+def _shown(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def one_line(text: str) -> str:

@@ -1,7 +1,12 @@
 """The fast engine and `--engine kernel` run the same notebook alike: IPython's display
-handles, the lines of errors, and a process that signals itself."""
+handles, the lines of errors, and a process that signals itself; and no engine lets the
+submission write to `grade`'s own terminal."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -10,6 +15,7 @@ from grader.results import CellStatus, CheckStatus, ResultStatus
 from grader.sandbox import isolation
 from grader.sandbox.limits import Limits
 from grader.spec import registry
+from tests.conftest import ROOT
 
 LIMITS = Limits(cell_timeout=2, call_timeout=2, memory_mb=1024)
 ENGINES = ["fast", pytest.param("kernel", marks=pytest.mark.slow)]
@@ -226,3 +232,51 @@ def test_correct_code_that_prints_and_an_overflowing_softmax_agree_in_both_engin
         assert result.output.startswith(
             "<cell 1>:14: RuntimeWarning: overflow encountered in exp\n")
     assert seen["fast"] == seen["kernel"]
+
+
+# ------------------------------------------------------------------ the grader's own streams
+
+# Straight to the process's descriptors 1 and 2, past every capture: clear the screen, set the
+# window title, ring the bell, draw a full score; then a thread that keeps writing while the
+# exercises are called and after the last cell.
+TO_THE_TERMINAL = """
+import os, sys, threading, time
+import numpy as np
+
+os.write(1, b"\\x1b[2J\\x1b]0;pwned\\x07\\x1b[32mFAKE 10 / 10\\n")
+os.write(2, b"\\x1b[2JFAKE on fd 2\\n")
+sys.__stdout__.write("FAKE on sys.__stdout__\\n"); sys.__stdout__.flush()
+sys.__stderr__.write("FAKE on sys.__stderr__\\n"); sys.__stderr__.flush()
+
+def relay():
+    while True:
+        for fd in (1, 2):
+            try:
+                os.write(fd, b"\\x1b[HFAKE from a thread\\n")
+            except OSError:
+                pass
+        time.sleep(0.02)
+
+threading.Thread(target=relay, daemon=True).start()
+
+def qkv_projections(X, W_q, W_k, W_v):
+    return X @ W_q, X @ W_k, X @ W_v
+
+def causal_mask(seq_len):
+    return np.triu(np.full((seq_len, seq_len), -np.inf), k=1)
+"""
+
+
+@pytest.mark.parametrize("engine", ["fast", "fresh", pytest.param("kernel",
+                                                                   marks=pytest.mark.slow)])
+def test_nothing_the_submission_writes_reaches_the_graders_own_streams(tmp_path, engine):
+    (tmp_path / "alice.py").write_text(TO_THE_TERMINAL)
+    done = subprocess.run([sys.executable, "-m", "grader", "run", "alice.py", "--assignment",
+                           "attention_basics", "--engine", engine, "--timeout", "5"],
+                          capture_output=True, cwd=tmp_path, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done
+    assert done.stdout.startswith(b"alice.py \xc2\xb7 attention_basics: 3 / 10 in "), done.stdout
+    for stream in (done.stdout, done.stderr):
+        assert b"FAKE" not in stream and b"\x1b" not in stream and b"\x07" not in stream
+    assert done.stderr == b""

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from grader.classwork import identities
 from grader.classwork.gradebook import FILENAME, Gradebook
 from tests.helpers.command import run
 from tests.helpers.term import book, canvas_roster, moodle_roster, result, table
@@ -177,3 +178,39 @@ def test_the_class_report_ends_with_each_students_grade_and_how_it_came_about(te
     assert section[4] == f"| 1002 | udl_attention | graded | 8 | 0.8 | 7.2/10 | {ALAN_LATE} |"
     assert section[5].startswith("| 1003 | udl_attention | missing | 0 | 0 | 0/10 | no ")
     assert section[-1] == "Not on the roster: mallory"
+
+
+def test_a_chosen_name_that_is_another_students_id_takes_nothing_of_theirs(term):
+    # Mallory (Gradescope SID 20009, not on the roster) set her name to "1002", Alan's id;
+    # Alan scored 8, she 10.
+    found = Gradebook(term / "graded")
+    found.record("20009", "20009/hw.py", result(5, 5), DEADLINE)
+    identities.identify(found, "udl_attention", [
+        ("20009", "1002", {"gradescope_sid": "20009", "email": "mallory@x.org"}),
+        ("1002", "Turing, Alan", {"gradescope_sid": "1002"})])
+    code, out, err = export(term, "--format", "canvas")
+    assert code == 0
+    assert out.splitlines()[2:] == ['"Lovelace, Ada",1001,S-1,ada@uni.edu,A,10',
+                                    '"Turing, Alan",1002,S-2,alan@uni.edu,B,8',
+                                    '"Hopper, Grace",1003,,grace@uni.edu,A,0',
+                                    "20009,,,20009,,10", "mallory,,,mallory,,6"]
+    assert "not on the roster" in err and ": 20009 (listed" in err
+
+
+def test_two_submissions_that_fit_one_student_give_that_student_neither_score(term):
+    # Ada's email names a second submission of the same assignment, worth less.
+    found = Gradebook(term / "graded")
+    found.record("ada@uni.edu", "ada@uni.edu/hw.py", result(1, 0), DEADLINE)
+    code, out, err = export(term, "--format", "canvas")
+    assert code == 0
+    assert out.splitlines()[2:] == ['"Lovelace, Ada",1001,S-1,ada@uni.edu,A,',
+                                    '"Turing, Alan",1002,S-2,alan@uni.edu,B,8',
+                                    '"Hopper, Grace",1003,,grace@uni.edu,A,0',
+                                    "mallory,,,mallory,,6"]
+    assert f"grade: ambiguous: 1001 and ada@uni.edu all fit line 3 (Lovelace, Ada) of the " \
+           f"roster {term / 'roster.csv'}; no grade is given" in err
+    code, out, _ = export(term)
+    assert [(r["student"], r["status"], r["final"], r["on_roster"]) for r in table(out)] == [
+        ("1001", "ambiguous", "", "yes"), ("1002", "graded", "8", "yes"),
+        ("1003", "missing", "0", "yes"), ("1001", "graded", "10", "no"),
+        ("ada@uni.edu", "graded", "1", "no"), ("mallory", "graded", "6", "no")]

@@ -14,7 +14,7 @@ import re
 import shutil
 from pathlib import Path
 
-from grader import cli, result_json
+from grader import cli, result_json, text
 from grader.classwork import autograder, batch, jobs
 from grader.classwork.gradebook import Gradebook
 from grader.model import Visibility
@@ -122,29 +122,30 @@ raise RuntimeError("cell\r\x1b[2J\x1b[H10 / 10 \u2713 \x9b31m\x07")
             in outputs["r.md"])
 
 
-def test_every_writer_drops_control_characters():
+def test_every_writer_drops_control_characters_and_the_terminal_shows_them():
     result = _hostile_result(FAKE_SCORE)
     for name, write in WRITERS.items():
         assert CONTROL.search(_read(name, write(result))) is None, name
+    shown = "\\x1b[2J\\x1b[H10 / 10 \u2713 \\x9b31m\\x07"
     assert terminal.render(result) == (
-        "bad[2J[H10 / 10 \u2713 31m.py · attention_basics: 0 / 1 in 0.50 s\n"
+        f"bad{shown}.py · attention_basics: 0 / 1 in 0.50 s\n"
         "  ! softmax 0/1  (0/1 checks)\n"
-        "      vector (public example, no points): [some-id] d [2J[H10 / 10 \u2713 31m\n"
-        "        raised ValueError: [2J[H10 / 10 \u2713 31m\n"
-        "  the module: error: line 1: E: [2J[H10 / 10 \u2713 31m\n")
+        f"      vector (public example, no points): [some-id] d {shown}\n"
+        f"        raised ValueError: {shown}\n"
+        f"  the module: error: line 1: E: {shown}\n")
     document = json.loads(result_json.render(result))
     assert document["submission"] == "bad[2J[H10 / 10 \u2713 31m.py"
     assert document["output"] == "out [2J[H10 / 10 \u2713 31m"
 
 
-def test_batch_progress_lines_show_no_escape_sequences():
+def test_batch_progress_lines_show_escape_sequences_as_text():
     stream = io.StringIO()
     report = batch._progress(stream, 1)
     job = jobs.Job((Path("x"),), ("\x1b[2Jeve\x9b/nb\x07.ipynb",), "\x1b[2Jeve\x9b",
                     ("0" * 64,))
     report(job, Result("attention_basics", "nb.ipynb", ResultStatus.GRADED, 3.0, 10.0, 0.1))
-    assert re.fullmatch(r"\[1/1\] \[2Jeve \(\[2Jeve/nb\.ipynb\): 3/10; [0-9.]+/s, "
-                        r"about 0 s left\n", stream.getvalue())
+    assert re.fullmatch(r"\[1/1\] \\x1b\[2Jeve\\x9b \(\\x1b\[2Jeve\\x9b/nb\\x07\.ipynb\): "
+                        r"3/10; [0-9.]+/s, about 0 s left\n", stream.getvalue())
 
 
 # --------------------------------------------------------------------------- Markdown blocks
@@ -271,3 +272,29 @@ def causal_mask(seq_len):
         *([cell, "", "", cell, "", "1"] for cell in shown)]
     assert export("moodle") == [["ID number", "attention_basics"],
                                 *([cell, "1"] for cell in shown)]
+
+
+def test_the_terminal_shows_control_characters_and_markup_as_text(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    name = "ev\x1b[2Jil\x07\r[bold red]x.py"
+    _write(tmp_path, name, r'''
+def softmax(x):
+    print("\x1b[2J\x07[bold red]PRINTED\rFAKE")
+    raise ValueError("\x1b]0;pwned\x07[bold red]FAKE 10/10\rover")
+''')
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.run(["run", name, "--assignment", "attention_basics"], out, err) == 0
+    shown = out.getvalue()
+    assert CONTROL.search(shown) is None and err.getvalue() == ""
+    first, _, vector, over, *_ = shown.splitlines()
+    # The file name: each control character shown, a carriage return a space, markup as text.
+    assert first.startswith("ev\\x1b[2Jil\\x07 [bold red]x.py · attention_basics: 0 / 10 in ")
+    assert vector == ("      vector (public example, no points): raised ValueError: "
+                      "]0;pwned[bold red]FAKE 10/10")
+    assert over == "        over (line 4)"  # the carriage return: a line of its own
+    # A terminal writer's own text: every control character and bidirectional override shown.
+    assert text.visible("a\x1b[2J\x07b\rc\u202ed\x9b\tz") == "a\\x1b[2J\\x07b c\\u202ed\\x9b\tz"
+    assert text.visible("x\r\ny\rz\x1b", lines=True) == "x\ny\nz\\x1b"
+    assert text.visible(text.visible("\x1b\x07")) == text.visible("\x1b\x07")

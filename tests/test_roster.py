@@ -1,4 +1,5 @@
-"""Rosters as Canvas and Moodle export them: recognised by header, matched by any id."""
+"""Rosters as Canvas and Moodle export them: recognised by header, matched by an id to an id
+column and by a name to a name, never two students to one row."""
 
 from __future__ import annotations
 
@@ -21,22 +22,26 @@ def test_canvas_roster_matches_by_canvas_id_sis_ids_and_lastfirst_name(tmp_path)
     found = roster.read(canvas_roster(tmp_path / "r.csv", CANVAS_ROWS))
     assert found.platform == "canvas" and [s.name for s in found.students] == [
         "Lovelace, Ada", "Turing, Alan", "Hopper, Grace"]
-    matched, strangers = found.match(["1001", "s-2", "GRACE@UNI.EDU", "lovelaceada", "mallory"])
-    assert {key: s.canvas_id for key, s in matched.items()} == {
+    alone = {key: found.match([key]) for key in ["1001", "s-2", "GRACE@UNI.EDU", "lovelaceada",
+                                                 "mallory"]}
+    assert {key: m.students[key].canvas_id for key, m in alone.items() if m.students} == {
         "1001": "1001", "s-2": "1002", "GRACE@UNI.EDU": "1003", "lovelaceada": "1001"}
-    assert strangers == ["mallory"]
+    assert alone["mallory"] == roster.Matching({}, ("mallory",))
 
 
 def test_a_download_student_is_matched_by_its_ids_first_then_its_name(tmp_path):
     found = roster.read(canvas_roster(tmp_path / "r.csv", [
         *CANVAS_ROWS, ["Turing, Alice", "1004", "S-4", "alice@uni.edu", "B"]]))
-    aliases = {"301": ("Ada Lovelace",),  # a Moodle participant: by name
-               "20002": ("alan@uni.edu", "Turing, Alice"),  # the email wins over the name
-               "ghost": ("ghost@uni.edu", "Nobody Here")}
-    matched, strangers = found.match(["301", "20002", "ghost"], aliases)
-    assert {key: s.canvas_id for key, s in matched.items()} == {"301": "1001", "20002": "1002"}
-    assert strangers == ["ghost"]
-    assert found.match(["301"])[1] == ["301"]  # without them, a participant id is no one
+    known = {"301": roster.Known(names=("Ada Lovelace",)),  # a Moodle participant: by name
+             # the email wins over the name
+             "20002": roster.Known(("alan@uni.edu",), ("Turing, Alice",)),
+             "ghost": roster.Known(("ghost@uni.edu",), ("Nobody Here",))}
+    matched = found.match(["301", "20002", "ghost"], known)
+    assert {key: s.canvas_id for key, s in matched.students.items()} == {
+        "301": "1001", "20002": "1002"}
+    assert (matched.strangers, matched.ambiguous) == (("ghost",), ())
+    # without them, a participant id is no one
+    assert found.match(["301"]).strangers == ("301",)
 
 
 def test_moodle_roster_matches_by_id_number_email_and_first_last_name(tmp_path):
@@ -44,16 +49,51 @@ def test_moodle_roster_matches_by_id_number_email_and_first_last_name(tmp_path):
                                               ["Alan", "Turing", "", "", "", "alan@uni.edu"]])
     found = roster.read(path)
     assert found.platform == "moodle"
-    matched, strangers = found.match(["7001", "alan@uni.edu", "Ada Lovelace", "x"])
-    assert {key: s.email for key, s in matched.items()} == {
+    alone = {key: found.match([key]) for key in ["7001", "alan@uni.edu", "Ada Lovelace", "x"]}
+    assert {key: m.students[key].email for key, m in alone.items() if m.students} == {
         "7001": "ada@uni.edu", "alan@uni.edu": "alan@uni.edu", "Ada Lovelace": "ada@uni.edu"}
-    assert strangers == ["x"] and found.students[1].key == "alan@uni.edu"
+    assert alone["x"].strangers == ("x",) and found.students[1].key == "alan@uni.edu"
 
 
-def test_a_name_two_students_share_matches_neither(tmp_path):
+def test_a_name_two_students_share_matches_neither_and_says_so(tmp_path):
     path = moodle_roster(tmp_path / "m.csv", [["Sam", "Lee", "1", "", "", ""],
                                               ["Sam", "Lee", "2", "", "", ""]])
-    assert roster.read(path).match(["samlee"]) == ({}, ["samlee"])
+    found = roster.read(path)
+    assert found.match(["samlee"]) == roster.Matching(
+        {}, (), (roster.Ambiguity(("samlee",), found.students),))
+    assert found.match(["samlee"]).ambiguous[0].line(path) == (
+        f"samlee fits line 2 (Sam Lee) or line 3 (Sam Lee) of the roster {path}; no grade is "
+        "given to the row from them: fix the roster or grade them apart")
+
+
+def test_a_chosen_name_is_never_taken_for_another_students_id(tmp_path):
+    found = roster.read(canvas_roster(tmp_path / "r.csv", CANVAS_ROWS))
+    # Mallory, on no roster, calls herself "1001" (Ada's Canvas id) and "ada@uni.edu" (her
+    # email); on GitHub, "S-2" (Alan's SIS User ID).
+    known = {"20009": roster.Known(("20009", "mallory@x.org"), ("1001", "ada@uni.edu")),
+             "m4llory": roster.Known(("m4llory",), ("S-2",)),
+             "1001": roster.Known(("1001",), ("lovelaceada",)),
+             # Ada's own name: a row one key fits by id is that key's alone.
+             "mal": roster.Known(("mal@x.org",), ("Lovelace, Ada",))}
+    matched = found.match(["1001", "20009", "m4llory", "mal"], known)
+    assert {key: s.canvas_id for key, s in matched.students.items()} == {"1001": "1001"}
+    assert (matched.strangers, matched.ambiguous) == (("20009", "m4llory", "mal"), ())
+
+
+def test_two_keys_that_fit_one_row_alike_are_given_to_neither(tmp_path):
+    found = roster.read(canvas_roster(tmp_path / "r.csv", CANVAS_ROWS))
+    ada = found.students[0]
+    # Two ids of Ada's (her Canvas id and her email), from two uploads of one assignment.
+    both = found.match(["1001", "ada@uni.edu"])
+    assert both == roster.Matching({}, (), (roster.Ambiguity(("1001", "ada@uni.edu"),
+                                                             (ada,)),))
+    # Two names, with no id: the same.
+    named = found.match(["x1", "x2"], {"x1": roster.Known(names=("Ada Lovelace",)),
+                                       "x2": roster.Known(names=("Lovelace, Ada",))})
+    assert (named.students, named.ambiguous) == ({}, (roster.Ambiguity(("x1", "x2"), (ada,)),))
+    # A key whose ids fit two rows.
+    split = found.match(["k"], {"k": roster.Known(("1001", "alan@uni.edu"))})
+    assert split.ambiguous == (roster.Ambiguity(("k",), found.students[:2]),)
 
 
 def test_an_extension_column_gives_a_student_their_own_deadline(tmp_path):

@@ -256,8 +256,8 @@ def _progress(stream: TextIO, total: int, label: str = "grading"
         outcome = (f"{result.score:g}/{result.max_score:g}" if result.status is ResultStatus.GRADED
                    else "could not be graded")
         # The name and path come from the submissions folder: one clean line each.
-        stream.write(f"[{done[0]}/{total}] {text.one_line(job.student)} "
-                     f"({text.one_line(job.relative)}): {outcome}; "
+        stream.write(f"[{done[0]}/{total}] {text.visible(job.student)} "
+                     f"({text.visible(job.relative)}): {outcome}; "
                      f"{rate:.2f}/s, about {left:.0f} s left\n")
         stream.flush()
 

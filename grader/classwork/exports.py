@@ -4,6 +4,8 @@
 penalty, final grade, notes); `canvas` and `moodle` carry the final grade under the roster's
 ids (Canvas: ID, SIS User ID, SIS Login ID; Moodle: ID number and email). Without a roster,
 the student's key goes where Canvas matches it last (SIS Login ID) and in Moodle's ID number.
+A roster row that submissions fit ambiguously gets an empty cell, never a number, and those
+submissions are left out of `canvas` and `moodle` (`csv` lists them, not on the roster).
 Each export remembers its grades in OUT/exports/<format>.json, against which a dry run says
 what would change.
 """
@@ -20,7 +22,7 @@ from pathlib import Path
 from grader import text
 from grader.classwork import policy
 from grader.classwork.gradebook import FORMATS
-from grader.classwork.grades import Grade, Sheet
+from grader.classwork.grades import AMBIGUOUS, Grade, Sheet
 from grader.errors import UsageError
 
 CSV_COLUMNS = ("student", "assignment", "score", "max_score", "status", "submission",
@@ -45,7 +47,6 @@ def render(sheet: Sheet, fmt: str, columns: dict[str, str] | None = None,
         # Student names and paths come from submissions: no spreadsheet may run one.
         writer.writerow([text.csv_cell(cell) for cell in cells])
 
-    strangers = {name for name in sheet.strangers}
     if fmt == "csv":
         write([*CSV_COLUMNS, *(["comment"] if comments else [])])
         for grade in sheet.grades:
@@ -57,41 +58,49 @@ def render(sheet: Sheet, fmt: str, columns: dict[str, str] | None = None,
                    grade.submitted_at.isoformat() if grade.submitted_at else "",
                    late.deadline.isoformat() if late.deadline else "",
                    f"{late.late_by.total_seconds():.15g}", _num(late.percent),
-                   _num(grade.penalty), _num(grade.final),
-                   "" if not sheet.platform else
-                   ("no" if grade.student in strangers else "yes"),
+                   _num(grade.penalty), _final(grade),
+                   "" if not sheet.platform else ("no" if grade.roster is None else "yes"),
                    late.explanation, "; ".join(grade.notes),
                    *([grade.summary] if comments else [])])
         return out.getvalue()
     assignments = sorted(sheet.maxima)
     titles = [(columns or {}).get(a, a) for a in assignments]
-    people: dict[str, list[Grade]] = {}
+    in_doubt = {key for found in sheet.ambiguous for key in found.keys}
+    people: dict[tuple[int, str], list[Grade]] = {}  # a roster row's line, or a key's
     for grade in sheet.grades:
-        people.setdefault(grade.student, []).append(grade)
+        if grade.roster is None and grade.student in in_doubt:
+            continue  # under its key's name it could be taken for another's id
+        group = (grade.roster.line, "") if grade.roster else (0, grade.student)
+        people.setdefault(group, []).append(grade)
     comment = ["Comments"] if comments else []
     if fmt == "canvas":
         write(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *titles, *comment])
         write(["Points Possible", "", "", "", "", *(_num(sheet.maxima[a]) for a in assignments),
                *([""] if comments else [])])
-        for key, mine in people.items():
-            who = mine[0].roster
+        for mine in people.values():
+            key, who = mine[0].student, mine[0].roster
             ids = [who.name, who.canvas_id, who.sis_user_id, who.sis_login_id, who.section] \
                 if who else [key, "", "", key, ""]
             write([*ids, *_cells(mine, assignments, comments)])
         return out.getvalue()
     email = ["Email address"] if sheet.platform else []
     write(["ID number", *email, *titles, *comment])
-    for key, mine in people.items():
-        who = mine[0].roster
+    for mine in people.values():
+        key, who = mine[0].student, mine[0].roster
         ids = [who.id_number or (key if not who.email else ""), who.email] if who else \
             [key, *([""] if email else [])]
         write([*ids, *_cells(mine, assignments, comments)])
     return out.getvalue()
 
 
+def _final(grade: Grade) -> str:
+    """The grade to export: none for a row that could not be paired with a submission."""
+    return "" if grade.status == AMBIGUOUS else _num(grade.final)
+
+
 def _cells(mine: Sequence[Grade], assignments: Sequence[str], comments: bool) -> list[str]:
     by = {grade.assignment: grade for grade in mine}
-    cells = [_num(by[a].final) if a in by else "" for a in assignments]
+    cells = [_final(by[a]) if a in by else "" for a in assignments]
     if comments:
         cells.append(" | ".join(f"{g.assignment}: {g.summary}" if len(assignments) > 1
                                 else g.summary for g in mine))
@@ -132,7 +141,7 @@ def write_pages(out: Path, sheet: Sheet) -> int:
     written = 0
     for grade in sheet.grades:
         folder = Path(out) / "results" / grade.student
-        if grade.status == "missing" or folder.is_symlink() or not folder.is_dir():
+        if grade.status in ("missing", AMBIGUOUS) or folder.is_symlink() or not folder.is_dir():
             continue
         (folder / GRADE_PAGE.format(assignment=grade.assignment)).write_text(
             grade_page(grade), encoding="utf-8")
@@ -142,7 +151,8 @@ def write_pages(out: Path, sheet: Sheet) -> int:
 
 def grades_of(sheet: Sheet) -> dict[str, float]:
     """"student<TAB>assignment" -> final grade: what an export remembers."""
-    return {f"{g.student}\t{g.assignment}": g.final for g in sheet.grades}
+    return {f"{g.student}\t{g.assignment}": g.final for g in sheet.grades
+            if g.status != AMBIGUOUS}
 
 
 def remember(out: Path, fmt: str, sheet: Sheet) -> None:

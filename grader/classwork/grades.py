@@ -3,7 +3,10 @@ applied on top. Computed afresh at every export and report; nothing here is stor
 
 final = raw (with exercise overrides) - the late penalty, or an assignment's override. A
 student on the roster with no submission gets a grade of 0, status "missing"; a submission
-whose student is not on the roster keeps its grade and is listed in `Sheet.strangers`.
+whose student is not on the roster keeps its grade and is listed in `Sheet.strangers`. The
+roster is matched assignment by assignment (`Roster.match`): where two submissions fit one
+roster row, or one fits two, neither is that row's and the row's grade is "ambiguous", which
+no export gives a number; one student's grade is never another's, nor the higher of two.
 """
 
 from __future__ import annotations
@@ -11,16 +14,21 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from grader.classwork import policy
 from grader.classwork.gradebook import Row
 from grader.classwork.overrides import Entry, in_force
-from grader.classwork.roster import Roster, Student
+from grader.classwork.roster import Ambiguity, Known, Roster, Student
 
 CANVAS_LATE = ("Canvas marked it late; no submission time was given, so no penalty was "
                "computed: pass --times")
 """The explanation of a submission Canvas's download marked `_LATE`, with no time known."""
+
+
+AMBIGUOUS = "ambiguous"
+"""The status of a roster row that submissions fit but cannot be paired with."""
 
 
 @dataclass(frozen=True)
@@ -32,7 +40,8 @@ class Grade:
     assignment: str
     """The assignment."""
     status: str
-    """"graded", "error" (could not be graded) or "missing" (on the roster, no submission)."""
+    """"graded", "error" (could not be graded), "missing" (on the roster, no submission) or
+    "ambiguous" (on the roster; submissions fit it, or another row too, and none is taken)."""
     raw: float
     """Points earned, with exercise overrides applied: what the penalty is taken from."""
     max_score: float
@@ -72,6 +81,9 @@ class Sheet:
     """Ordered by student, then assignment; roster students in the roster's order."""
     strangers: tuple[str, ...] = ()
     """Gradebook students that match no roster row."""
+    ambiguous: tuple[Ambiguity, ...] = ()
+    """What the roster could not pair, over every assignment; those keys keep their grades
+    as strangers do, and the rows they fit are "ambiguous"."""
     platform: str = ""
     """The roster's platform, or "" without a roster."""
     maxima: dict[str, float] = field(default_factory=dict)
@@ -82,7 +94,7 @@ def compute(recorded: Sequence[tuple[Row, dict[str, Any]]], roster: Roster | Non
             rules: policy.Policy | None = None,
             extensions: Mapping[str, datetime] | None = None,
             entries: Sequence[Entry] = (), assignment: str | None = None,
-            aliases: Mapping[str, Sequence[str]] | None = None,
+            aliases: Mapping[str, Known] | None = None,
             marked_late: Collection[tuple[str, str]] = ()) -> Sheet:
     """The grade sheet of a gradebook's results. `aliases` are what else each student is
     known by (`identities.aliases`), for the roster; `marked_late` the (student, assignment)s
@@ -97,33 +109,40 @@ def compute(recorded: Sequence[tuple[Row, dict[str, Any]]], roster: Roster | Non
     maxima = {a: max((r.max_score for r, _ in recorded if r.assignment == a), default=0.0)
                  for a in assignments}
     keys: list[str] = sorted({student for student, _ in chosen})
-    matched, strangers = roster.match(keys, aliases) if roster else ({}, [])
+    matched = {name: roster.match([k for k in keys if (k, name) in chosen], aliases)
+               for name in assignments} if roster else {}
     forced = in_force(entries)
     extensions = extensions or {}
     grades: list[Grade] = []
-    order = list(roster.students) if roster else []
-    by_student: dict[str, list[str]] = {}
-    for key in keys:
-        if key in matched:
-            by_student.setdefault(matched[key].key, []).append(key)
-    for person in order:
-        mine = by_student.get(person.key, [])
+    where = roster.path if roster else Path()
+    for person in roster.students if roster else ():
         for name in assignments:
-            found = [chosen[k, name] for k in mine if (k, name) in chosen]
-            if found:
-                row, stored = max(found, key=lambda pair: pair[0].score)
-                grades.append(_grade(row, stored, person, rules, extensions, forced,
-                                     marked_late))
+            mine = [k for k, row in matched[name].students.items() if row == person]
+            doubt = [a for a in matched[name].ambiguous if person in a.students]
+            if mine:
+                grades.append(_grade(*chosen[mine[0], name], person, rules, extensions,
+                                     forced, marked_late))
+            elif doubt:
+                grades.append(_ambiguous(person, name, maxima[name], doubt, where))
             else:
                 grades.append(_missing(person, name, maxima[name], rules, extensions,
                                        forced))
-    for key in keys if roster is None else strangers:
+    for key in keys:
         for name in assignments:
-            if (key, name) in chosen:
+            if (key, name) in chosen and key not in (matched[name].students if roster else ()):
                 grades.append(_grade(*chosen[key, name], None, rules, extensions, forced,
                                      marked_late))
-    return Sheet(tuple(grades), tuple(strangers), roster.platform if roster else "",
-                 maxima)
+    strangers = [key for key in keys if any(key in m.strangers for m in matched.values())]
+    ambiguous = tuple(dict.fromkeys(a for m in matched.values() for a in m.ambiguous))
+    return Sheet(tuple(grades), tuple(strangers), ambiguous=ambiguous,
+                 platform=roster.platform if roster else "", maxima=maxima)
+
+
+def _ambiguous(student: Student, assignment: str, maximum: float,
+               doubt: Sequence[Ambiguity], where: Path) -> Grade:
+    why = "; ".join(a.line(where) for a in doubt)
+    return Grade(student.key, assignment, AMBIGUOUS, 0.0, maximum, 0.0, 0.0,
+                 policy.Lateness(None, False, timedelta(0), 0.0, why), roster=student)
 
 
 def _identities(key: str, student: Student | None) -> list[str]:

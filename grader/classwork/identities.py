@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from grader import text
 from grader.classwork.gradebook import Gradebook
 from grader.classwork.ingest.handed import PERSON_IDS
+from grader.classwork.roster import Known
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS identities (
@@ -56,22 +57,25 @@ def submitted(book: Gradebook, assignment: str) -> dict[tuple[str, str], str | N
     return {(student, submission): when for student, submission, when in found}
 
 
-def aliases(book: Gradebook, assignment: str | None = None) -> dict[str, tuple[str, ...]]:
-    """student -> what else the downloads call them (the ids of `PERSON_IDS`, then the name
-    shown), for matching a roster; over every assignment when `assignment` is None."""
+def aliases(book: Gradebook, assignment: str | None = None) -> dict[str, Known]:
+    """student -> what else the downloads call them, for matching a roster: the ids of
+    `PERSON_IDS` apart from the names shown, which the student may have chosen; over every
+    assignment when `assignment` is None."""
     with book.connect() as db:
         db.execute(SCHEMA)
         found = db.execute("SELECT student, display_name, ids FROM identities" + (
             " WHERE assignment = ?" if assignment else ""),
             (assignment,) if assignment else ()).fetchall()
-    known: dict[str, list[str]] = {}
-    for student, name, ids in found:
-        person = json.loads(ids)
-        mine = known.setdefault(student, [])
-        for value in (*(person.get(key, "") for key in PERSON_IDS), name):
-            if value and value not in mine:
-                mine.append(value)
-    return {student: tuple(values) for student, values in known.items()}
+    ids: dict[str, list[str]] = {}
+    names: dict[str, list[str]] = {}
+    for student, name, person in found:
+        person = json.loads(person)
+        mine, shown = ids.setdefault(student, []), names.setdefault(student, [])
+        for value, into in (*((person.get(key, ""), mine) for key in PERSON_IDS),
+                            (name, shown)):
+            if value and value not in into:
+                into.append(value)
+    return {student: Known(tuple(ids[student]), tuple(names[student])) for student in ids}
 
 
 def marked_late(book: Gradebook, assignment: str | None = None) -> set[tuple[str, str]]:

@@ -3,8 +3,11 @@
 Canvas's gradebook export starts `Student,ID,SIS User ID,SIS Login ID,Section` (a second
 row may begin `Points Possible`); Moodle's starts `First name,Last name,ID number,...,
 Email address`. The header says which. A gradebook's student key (a Canvas user id, a
-Moodle participant id, an email, a folder's name) is matched to a roster row by any of its
-ids, case-insensitively, and by name only as a last resort (and only when one row has it).
+Moodle participant id, an email, a folder's name) is matched to a roster row by its ids,
+case-insensitively, and only then by its names. An id is compared with the roster's id
+columns only and a name with its names only: a name a student chose (on GitHub, on
+Gradescope) is never taken for another student's id. Two students are never merged: a key
+that fits two rows, or a row that two keys fit, is reported (`Ambiguity`) and given to none.
 An optional `extension` (or `due`) column gives that student's own deadline.
 """
 
@@ -13,7 +16,7 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -86,11 +89,14 @@ class Roster:
     students: tuple[Student, ...]
     """Every student, in the file's order."""
 
-    def match(self, keys: Iterable[str], aliases: Mapping[str, Sequence[str]] | None = None
-              ) -> tuple[dict[str, Student], list[str]]:
-        """Each key's student, and the keys no student has (in order). `aliases` gives what
-        else a key is known by (the platform's ids and name, `identities.aliases`): ids are
-        tried first, the key's and then the aliases', and names last."""
+    def match(self, keys: Iterable[str], known: Mapping[str, Known] | None = None
+              ) -> Matching:
+        """Which row each key is. The keys are one assignment's (or one student's): a key is
+        one student, and so is a row. `known` gives what else a key is known by (a download's
+        ids and names, `identities.aliases`); a key with none, a folder's name, is tried as an
+        id and as a name. A key's ids decide; its names count only when no id fits. A row
+        that one key fits by id and others by name only is the first's (the others are
+        strangers); a key that fits two rows, or a row that two keys fit alike, is ambiguous."""
         by_id: dict[str, Student] = {}
         by_name: dict[str, list[Student]] = {}
         for student in self.students:
@@ -98,20 +104,84 @@ class Roster:
                 by_id.setdefault(value, student)
             for name in student.names():
                 by_name.setdefault(name, []).append(student)
-        found: dict[str, Student] = {}
-        strangers: list[str] = []
+        keys = list(keys)
+        fits: dict[str, tuple[Student, bool]] = {}  # key -> (its row, fitted by an id)
+        ambiguous: list[Ambiguity] = []
         for key in keys:
-            known = [key, *(aliases or {}).get(key, ())]
-            named = [rows[0] for rows in (by_name.get(_letters(name), []) for name in known)
-                     if len(rows) == 1]
-            match = next((by_id[name.strip().lower()] for name in known
-                          if name.strip().lower() in by_id), None) or \
-                (named[0] if named else None)
-            if match is None:
-                strangers.append(key)
-            else:
-                found[key] = match
-        return found, strangers
+            mine = (known or {}).get(key)
+            ids = (key, *mine.ids) if mine else (key,)
+            names = mine.names if mine else (key,)
+            rows = _distinct(by_id[value] for value in (i.strip().lower() for i in ids)
+                             if value in by_id)
+            by_ids = bool(rows)
+            if not rows:
+                rows = _distinct(row for name in names
+                                 for row in by_name.get(_letters(name), []))
+            if len(rows) == 1:
+                fits[key] = (rows[0], by_ids)
+            elif rows:
+                ambiguous.append(Ambiguity((key,), tuple(rows)))
+        claims: dict[int, list[str]] = {}
+        for key, (row, _) in fits.items():
+            claims.setdefault(row.line, []).append(key)
+        for row_keys in claims.values():
+            strongest = [key for key in row_keys if fits[key][1]] or row_keys
+            if len(strongest) > 1:
+                ambiguous.append(Ambiguity(tuple(strongest), (fits[strongest[0]][0],)))
+            for key in row_keys:
+                if len(strongest) > 1 or key not in strongest:
+                    del fits[key]
+        in_doubt = {key for found in ambiguous for key in found.keys}
+        return Matching({key: row for key, (row, _) in fits.items()},
+                        tuple(key for key in keys if key not in fits and key not in in_doubt),
+                        tuple(ambiguous))
+
+
+@dataclass(frozen=True)
+class Known:
+    """What a platform's download says a student is, besides the key they are graded under."""
+
+    ids: tuple[str, ...] = ()
+    """The platform's ids that name a person (an email, a Gradescope SID, a GitHub user, a
+    Canvas user id): compared with the roster's id columns only."""
+    names: tuple[str, ...] = ()
+    """The names it shows, which a student may choose: compared with the roster's names
+    only."""
+
+
+@dataclass(frozen=True)
+class Ambiguity:
+    """Keys and rows that could not be paired: one key that fits several rows, or several
+    keys that fit one row. None of them is given the row."""
+
+    keys: tuple[str, ...]
+    """The gradebook's keys."""
+    students: tuple[Student, ...]
+    """The roster's rows."""
+
+    def line(self, roster: Path) -> str:
+        """What to tell the instructor, on one line."""
+        rows = " or ".join(f"line {s.line} ({s.name})" for s in self.students)
+        who = " and ".join(self.keys)
+        fits = "fits" if len(self.keys) == 1 else "all fit"
+        return (f"{who} {fits} {rows} of the roster {roster}; no grade is given to the row "
+                "from them: fix the roster or grade them apart")
+
+
+@dataclass(frozen=True)
+class Matching:
+    """Which roster row each gradebook key is (`Roster.match`)."""
+
+    students: dict[str, Student] = field(default_factory=dict)
+    """Each key that is one row, and that row."""
+    strangers: tuple[str, ...] = ()
+    """The keys that are no row, in the order given."""
+    ambiguous: tuple[Ambiguity, ...] = ()
+    """What could not be paired, and is given to no one."""
+
+
+def _distinct(rows: Iterable[Student]) -> list[Student]:
+    return list({row.line: row for row in rows}.values())
 
 
 def read(path: Path, zone: ZoneInfo | None = None) -> Roster:

@@ -38,7 +38,7 @@ def cmd_class_report(args: argparse.Namespace, out: TextIO) -> int:
             report = dataclasses.replace(report, similarity=_similarity(args))
         except UsageError as exc:
             args.err.write(f"grade: the report has no side-by-side comparison of similar "
-                           f"submissions: {text.one_line(str(exc))}\n")
+                           f"submissions: {text.visible(str(exc))}\n")
     targets = ((args.html, classpage.html), (args.md, classpage.markdown),
                (args.json, classpage.render_json))
     for target, render in targets:
@@ -71,7 +71,7 @@ def cmd_gradescope(args: argparse.Namespace, out: TextIO) -> int:
     result = autograder.run(assignment, grading.Options())
     out.write(terminal.render(result))
     # For the instructor (Gradescope hides stdout from students): how student code was held.
-    out.write(f"Isolation: {text.one_line(result.isolation or 'none: nothing was run')}\n")
+    out.write(f"Isolation: {text.visible(result.isolation or 'none: nothing was run')}\n")
     return 0
 
 

@@ -30,7 +30,7 @@ def expand(paths: Sequence[str], out: TextIO | None = None) -> list[Path]:
     found = submissions.named(paths)
     for path, why in found.refused:
         if out is not None:
-            out.write(f"ignored {text.one_line(str(path))}: {why}\n")
+            out.write(f"ignored {text.visible(str(path))}: {why}\n")
     return list(found.files)
 
 
@@ -101,7 +101,7 @@ def _grade_each(args: argparse.Namespace, plan: list[tuple[Path, str | None]],
         out.write(terminal.render(result, color=color, verbose=args.verbose))
         if getattr(args, "instructor", False) and result.hidden_output:
             out.write("What the hidden checks' calls printed (for the instructor only):\n"
-                      f"{text.clean(result.hidden_output)}\n")
+                      f"{text.visible(result.hidden_output, lines=True)}\n")
 
 
 def _students(plan: list[tuple[Path, str | None]], each: bool
@@ -171,8 +171,8 @@ def _write_feedback(args: argparse.Namespace, results: list[Result], out: TextIO
                                                   name if result.files else "", path,
                                                   parser.limits(args))
             if written is None:
-                out.write(f"no feedback notebook for {text.one_line(name)}: "
-                          f"{text.one_line(why)}\n")
+                out.write(f"no feedback notebook for {text.visible(name)}: "
+                          f"{text.visible(why)}\n")
                 continue
             write(str(path), written)
 
@@ -225,20 +225,24 @@ def cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
     if summary.platform != "folder":
         out.write(f"read {args.folder} as a {summary.platform} download\n")
     for line in summary.ignored:
-        out.write(f"ignored {text.one_line(line)}\n")
+        out.write(f"ignored {text.visible(line)}\n")
     for line in (*summary.timed, *summary.regraded):
-        out.write(f"{text.one_line(line)}\n")
+        out.write(f"{text.visible(line)}\n")
     out.write(f"graded {summary.graded}, skipped {summary.skipped} already in the gradebook, "
               f"{summary.errors} could not be graded, in {summary.seconds:.1f} s; "
               f"gradebook: {Path(args.out) / gradebook.FILENAME}\n")
     if found is not None:
         book = gradebook.Gradebook(Path(args.out))
         keys = sorted({row.student for row in book.rows(assignment.name)})
-        matched, strangers = found.match(keys, identities.aliases(book, assignment.name))
-        for name in strangers:
-            args.err.write(f"grade: not on the roster {args.roster}: {text.one_line(name)}\n")
-        handed = len({student.key for student in matched.values()})
+        matched = found.match(keys, identities.aliases(book, assignment.name))
+        for name in matched.strangers:
+            args.err.write(f"grade: not on the roster {args.roster}: {text.visible(name)}\n")
+        for doubt in matched.ambiguous:
+            args.err.write(f"grade: ambiguous: {text.visible(doubt.line(found.path))}\n")
+        handed = len({student.key for student in matched.students.values()})
+        doubtful = len({s.key for doubt in matched.ambiguous for s in doubt.students})
         out.write(f"roster: {handed} of {len(found.students)} students handed in, "
-                  f"{len(found.students) - handed} missing, {len(strangers)} not on the "
-                  "roster\n")
+                  f"{len(found.students) - handed - doubtful} missing, "
+                  f"{len(matched.strangers)} not on the roster"
+                  + (f", {doubtful} ambiguous" if doubtful else "") + "\n")
     return 1 if summary.errors else 0

@@ -56,8 +56,10 @@ def sheet(args: argparse.Namespace, book: gradebook.Gradebook,
                            assignment, identities.aliases(book, assignment),
                            identities.marked_late(book, assignment))
     for name in found.strangers:
-        args.err.write(f"grade: not on the roster {args.roster}: {text.one_line(name)} "
+        args.err.write(f"grade: not on the roster {args.roster}: {text.visible(name)} "
                        "(listed under the name of their submission)\n")
+    for doubt in found.ambiguous:
+        args.err.write(f"grade: ambiguous: {text.visible(doubt.line(Path(args.roster)))}\n")
     return found
 
 
@@ -167,12 +169,12 @@ def _student(name: str, mine: list[tuple[gradebook.Row, dict[str, Any]]],
     if name.lower() in lower:
         return lower[name.lower()]
     if found is not None:
-        matched, _ = found.match([name, *keys], identities.aliases(book))
-        if name in matched:
-            for key in keys:
-                if matched.get(key) == matched[name]:
+        wanted = found.match([name]).students.get(name)
+        if wanted is not None:
+            for key, row in found.match(keys, identities.aliases(book)).students.items():
+                if row == wanted:
                     return key
-            return matched[name].key
+            return wanted.key
     known = keys + ([s.key for s in found.students] if found else [])
     close = difflib.get_close_matches(name, known, n=5, cutoff=0.5)
     raise UsageError(f"{book.path}: no student {name!r}" + (
@@ -212,4 +214,8 @@ def grades_markdown(found: grades.Sheet) -> str:
     if found.strangers:
         lines += ["", "Not on the roster: " + ", ".join(text.one_line(s)
                                                        for s in found.strangers)]
+    for doubt in found.ambiguous:
+        rows = ", ".join(f"line {s.line} ({s.name})" for s in doubt.students)
+        lines += ["", text.one_line(f"Ambiguous, given to no one: {', '.join(doubt.keys)} "
+                                    f"and {rows}")]
     return "\n".join(lines) + "\n"

@@ -20,8 +20,9 @@ _MARK = {CheckStatus.PASSED: "✓", CheckStatus.FAILED: "✗", CheckStatus.MISSI
 
 
 def _safe(value: str) -> str:
-    """Untrusted text for one printed line: no control character, no line break, no markup."""
-    return escape(text.one_line(value))
+    """Untrusted text for one printed line: control characters shown (`text.visible`), no
+    line break, and Rich markup escaped, so that it prints as the characters it is."""
+    return escape(text.visible(value))
 
 
 def _took(result: Result) -> str:

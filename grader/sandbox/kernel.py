@@ -83,7 +83,8 @@ class KernelTransport:
     new at each start; the grader connects to them as the kernel starts, before any student
     code runs in it, and never again (`kernel_channels.never_reconnect`): a socket the code
     replaces with a link is never followed. The connection file and the kernel spec are
-    written before the kernel starts, the spec in a folder only the grader can reach."""
+    written before the kernel starts, the spec in a folder only the grader can reach. The
+    kernel's stdin, stdout and stderr are /dev/null, never the grader's own."""
 
     worker = WorkerStart.KERNEL
     started = "started as an IPython kernel (--engine kernel)"
@@ -136,8 +137,12 @@ class KernelTransport:
         try:
             with pipes(env) as (channel, kernel_ends):
                 self._channel = channel
+                # Its standard streams are /dev/null, opened here: what its code (or a
+                # thread it leaves running) writes to fd 1 or 2 never reaches `grade`'s
+                # terminal or log; its output comes only through Jupyter's messages.
                 client.start_new_kernel(cwd=str(home), env=env, stdin=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL, pass_fds=kernel_ends)
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        pass_fds=kernel_ends)
             client.start_new_kernel_client()
             never_reconnect(client.kc)
         except Exception as exc:  # it died at once: it could not be confined, or not start

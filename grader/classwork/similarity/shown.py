@@ -26,17 +26,17 @@ def terminal(ranking: Ranking, top: int) -> str:
         lines.append("No pair scores above the floor.")
     for rank, pair in enumerate(ranking.pairs[:top], start=1):
         flag = "  flagged" if pair.flagged else ""
-        lines.append(f"{rank:>3}. {text.one_line(pair.a)} ~ {text.one_line(pair.b)}  "
+        lines.append(f"{rank:>3}. {text.visible(pair.a)} ~ {text.visible(pair.b)}  "
                      f"score {pair.score:.3f}  rests on {_rests(pair, ranking.threshold)}{flag}")
     if len(ranking.pairs) > top:
         lines.append(f"     ... {len(ranking.pairs) - top} more (--top N)")
     if ranking.clusters:
         lines += ["", "Clusters of flagged pairs:"]
-        lines += [f"  {', '.join(map(text.one_line, c.students))} (highest {c.score:.3f})"
+        lines += [f"  {', '.join(map(text.visible, c.students))} (highest {c.score:.3f})"
                   for c in ranking.clusters]
     if ranking.not_compared:
         lines += ["", "Not compared:"]
-        lines += [f"  {text.one_line(n.student)}: {text.one_line(n.why)}"
+        lines += [f"  {text.visible(n.student)}: {text.visible(n.why)}"
                   for n in ranking.not_compared]
     return "\n".join(lines) + "\n"
 
