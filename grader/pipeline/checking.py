@@ -19,10 +19,10 @@ from grader.pipeline.diagnose import Written
 from grader.pipeline.judging import Context, Judgement, judgement
 from grader.results import CheckResult, CheckStatus, Diagnosis, ExerciseResult
 from grader.sandbox.inside.calling import NOT_IMPLEMENTED
-from grader.sandbox.limits import cap
 from grader.sandbox.outcomes import CallOutcome
 from grader.sandbox.session import Session
 from grader.spec import references
+from grader.text import cap
 
 LATE_PRINTED = "[grader] printed outside any call while the hidden cases ran:\n"
 LATE_NOTE = ("[grader] something was printed outside any call while the hidden checks ran; it "

@@ -22,7 +22,6 @@ import numpy as np
 
 from grader.assignments.variants import CATALOGUE
 from grader.model import Exercise, Misconception
-from grader.pipeline import ipython_syntax
 from grader.results import Diagnosis
 from grader.spec.references import Outputs, as_outputs
 
@@ -89,6 +88,8 @@ HARD_CODED = "hard-coded-size"
 
 def parameters(signature: str) -> list[str]:
     """The parameter names of a signature such as "(Q, K, V, mask=None)"."""
+    from grader.pipeline import ipython_syntax  # loaded only to name a hard-coded size
+
     try:
         tree = ipython_syntax.parse(f"def f{signature}: pass")  # one thread at a time
     except SyntaxError:

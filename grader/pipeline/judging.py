@@ -13,8 +13,8 @@ from grader.model import Case, Exercise, Inputs, Visibility
 from grader.pipeline import compare, diagnose, scoring
 from grader.pipeline.diagnose import Written
 from grader.results import CheckResult, CheckStatus, Diagnosis
-from grader.sandbox.limits import cap
 from grader.spec.references import Outputs
+from grader.text import cap
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from fractions import Fraction
 
 from grader.model import Exercise
 from grader.results import CheckResult, CheckStatus, Diagnosis, ExerciseResult
-from grader.sandbox.limits import cap
+from grader.text import cap
 
 _ALL_SAME = (CheckStatus.MISSING, CheckStatus.TIMEOUT, CheckStatus.ERROR)
 DECIMALS = 6
@@ -79,7 +79,7 @@ def passed_check(name: str, exercise: Exercise, **fields: object) -> CheckResult
 
 def failed_check(name: str, exercise: Exercise, status: CheckStatus, message: str,
                  diagnosis: Diagnosis | None = None, **fields: object) -> CheckResult:
-    """A check that earned nothing, and why (capped at `limits.MESSAGE_CHARS` characters)."""
+    """A check that earned nothing, and why (capped at `text.MESSAGE_CHARS` characters)."""
     points = shown(share(exercise, name))
     return CheckResult(name=name, passed=False, score=0.0, max_score=points,
                        status=status, message=cap(message), diagnosis=diagnosis,

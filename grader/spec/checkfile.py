@@ -22,10 +22,10 @@ import numpy as np
 from grader.errors import SpecError
 from grader.model import Assignment, Case, Exercise, Inputs, Misconception, Visibility
 from grader.sandbox.inside import protocol
+from grader.spec.layout import CHECK_SUFFIX as SUFFIX
 from grader.spec.references import Outputs, References
 
 SCHEMA = "grader.release/1"
-SUFFIX = ".check.npz"
 
 Mistakes = Mapping[tuple[str, str], Mapping[int, Outputs]]
 """What misconceptions return on public cases: (exercise, case) -> {index of the misconception
