@@ -3,7 +3,7 @@
 Points are counted exactly, as fractions (2 points over 6 cases are 1/3 each, and six of them
 are 2, not 1.9999999999999998), and rounded in one place, `shown`, to `DECIMALS` decimals:
 every score and maximum of a result is such a number, so the result JSON, the gradebook's
-CSV, Gradescope's results.json and the class report all say the same one (issue #24).
+CSV, Gradescope's results.json and the class report all say the same one.
 
 Every message a check carries is capped here, where check results are built: an exception
 message or a comparison is the student's to make long, and the result must stay small.

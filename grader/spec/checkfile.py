@@ -123,7 +123,7 @@ def _recorded(recorded: list[tuple[Inputs, Mapping[str, Any], Outputs]]) -> Call
 def _misconceptions(spec: Mapping[str, Any], data: Any) -> tuple[Misconception, ...]:
     """The exercise's misconceptions, each a lookup of its recorded outputs, in the order
     (the catalogue's) that the diagnosis tries them."""
-    named = spec.get("misconceptions", [])  # absent from files released before #24
+    named = spec.get("misconceptions", [])  # check data may carry none: then none is named
     recorded: list[list[tuple[Inputs, Mapping[str, Any], Outputs]]] = [[] for _ in named]
     for stored in spec["cases"]:
         key = f"{spec['name']}/{stored['name']}"
