@@ -26,8 +26,8 @@ from grader.model import Assignment, Exercise, Visibility
 from grader.pipeline import diagnose, judging, scoring
 from grader.results import CheckResult, CheckStatus, Result, ResultStatus
 from grader.sandbox.inside.calling import NOT_IMPLEMENTED, SANDBOX_ENV, invoke
-from grader.spec import checkfile as released
 from grader.spec import references, registry
+from grader.spec.layout import CHECK_SUFFIX
 
 
 def _parameters(signature: str) -> tuple[str, ...]:
@@ -43,6 +43,10 @@ def _known(folders: Sequence[Path]) -> list[tuple[Assignment, references.Referen
         (a, None) for a in registry.assignments().values()]
     names = {a.name for a, _ in known}
     for folder in dict.fromkeys([*folders, Path.cwd()]):
+        if not any(folder.glob(f"*{CHECK_SUFFIX}")):
+            continue  # the reader of check data is loaded only where there is some
+        from grader.spec import checkfile as released
+
         for found, stored in released.found(folder):
             if found.name not in names:
                 names.add(found.name)

@@ -8,7 +8,7 @@ what its own format needs (`one_line` for a Markdown table cell or heading, `csv
 spreadsheet cell). What is printed to a terminal goes through `visible` instead, which shows a
 control character (ESC as `\\x1b`) rather than drop it; Rich markup is escaped by the one
 terminal writer that uses Rich (`report.terminal`). `clean_fields` cleans a whole frozen
-dataclass (a `Result`) at once.
+dataclass (a `Result`) at once, and `cap` cuts a message to the length a result keeps.
 """
 
 from __future__ import annotations
@@ -103,3 +103,15 @@ def csv_cell(text: str) -> str:
     """`one_line` text that no spreadsheet reads as a formula: a risky start gets a `'`."""
     text = one_line(text)
     return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+MESSAGE_CHARS = 2000
+"""Longest message kept in a result (a cell's, a check's): longer helps no one, and a message
+built from a submission could otherwise be as large as the submission, or larger."""
+
+
+def cap(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """`text` cut to `limit` characters, saying how many more there were."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit:,} more characters)"

@@ -15,8 +15,9 @@ from grader import cli
 from grader.model import Visibility
 from grader.pipeline import grading, scoring
 from grader.results import CellStatus, CheckStatus, ResultStatus
-from grader.sandbox.limits import MESSAGE_CHARS, Limits
+from grader.sandbox.limits import Limits
 from grader.spec import registry
+from grader.text import MESSAGE_CHARS
 from tests.helpers.honest import HONEST, HONEST_SCORE  # qkv_projections and causal_mask right
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=3, call_timeout=3, memory_mb=1024))

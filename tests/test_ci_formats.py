@@ -320,3 +320,30 @@ def test_the_instructor_workflow_grades_clones_and_posts_statuses(tmp_path):
     nothing = f"no {notebook} in this commit: nothing was graded"
     assert calls == [status("alice", "success", "4 / 10 points"),
                      status("bob", "failure", nothing), status("carol", "failure", nothing)]
+
+
+USES = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<action>\S+?)(?:@(?P<ref>\S*))?(?P<rest>\s.*)?$")
+PINNED = re.compile(r"[0-9a-f]{40}")
+RELEASE = re.compile(r"\s+# v\d+(\.\d+)*\s*")
+
+
+def test_every_action_is_pinned_to_a_commit_with_its_release_named():
+    """Every `uses:` of every file in the repository names an action by a full commit hash,
+    and its release in a comment; a local action (`./...`) has no ref to pin."""
+    found = []
+    for path in sorted(ROOT.rglob("*")):
+        parts = path.relative_to(ROOT).parts
+        if not path.is_file() or any(p.startswith(".") or p == "__pycache__" for p in parts):
+            continue
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (UnicodeDecodeError, OSError):
+            continue
+        for number, line in enumerate(lines, 1):
+            match = USES.match(line)
+            if match is None or match["action"].startswith("./"):
+                continue
+            found.append(f"{path.relative_to(ROOT)}:{number}")
+            assert PINNED.fullmatch(match["ref"] or ""), f"{found[-1]}: {line.strip()}"
+            assert RELEASE.fullmatch(match["rest"] or ""), f"{found[-1]}: {line.strip()}"
+    assert len(found) >= 6, found  # the two example workflows' actions, at least

@@ -12,7 +12,7 @@ import pytest
 
 from grader.pipeline import grading
 from grader.results import CellStatus, ResultStatus
-from grader.sandbox.inside import shell
+from grader.sandbox.inside import displays, shell
 from grader.sandbox.limits import Limits
 from grader.spec import registry
 
@@ -90,6 +90,35 @@ CASES = {
     "display_pub": (
         ["get_ipython().display_pub.publish({'text/plain': 'shown'})\nprint('published')"],
         lambda engine: "published\n", []),
+    "display_formatter": (
+        ["class Table:\n    def _repr_html_(self):\n        return '<b>t</b>'\n"
+         "    def __repr__(self):\n        return 'Table()'\n\n"
+         "data, metadata = get_ipython().display_formatter.format(Table())\n"
+         "print(sorted(data.items()), metadata)\n"
+         "print(get_ipython().display_formatter.format(7, include={'text/plain'}))"],
+        lambda engine: "[('text/html', '<b>t</b>'), ('text/plain', 'Table()')] {}\n"
+                       "({'text/plain': '7'}, {})\n", []),
+    # The cells of nbclient's own display-id notebook (tests/files/update-display-id.ipynb):
+    # a notebook that formats objects and publishes them under display ids itself.
+    "display-id-notebook": (
+        ["from IPython.display import display\nip = get_ipython()\n\n"
+         "def show(obj, display_id, update=False, result=False):\n"
+         "    data, metadata = ip.display_formatter.format(obj)\n"
+         "    content = {'data': data, 'metadata': metadata,\n"
+         "               'transient': {'display_id': str(display_id)}}\n"
+         "    if result:\n        kind = 'execute_result'\n"
+         "        content['execution_count'] = ip.execution_count\n"
+         "    else:\n        kind = 'update_display_data' if update else 'display_data'\n"
+         "    ip.kernel.session.send(ip.kernel.iopub_socket, kind, content,\n"
+         "                           parent=ip.parent_header)\n"
+         "    return data",
+         "display('above')\nshow(1, 'here')\ndisplay('below')",
+         "show(2, 'here')\nshow(3, 'there')\nshow(4, 'here')",
+         "show(5, 'there')\nshow(6, 'there', update=True)",
+         "show(7, 'here')\nshow(8, 'here', update=True)\nprint(show(9, 'result', result=True))",
+         "show(10, 'result', update=True)\nprint('done')"],
+        lambda engine: notes(engine, "get_ipython().kernel.session.send(): "
+                             f"{shell.NO_KERNEL}") + "{'text/plain': '9'}\ndone\n", []),
     "events": (
         ["def hook(*args):\n    pass\n\nget_ipython().events.register('post_run_cell', hook)\n"
          "get_ipython().events.unregister('post_run_cell', hook)\nprint('registered')"],
@@ -158,3 +187,41 @@ def test_timeit_options_are_not_a_syntax_error(make_submission):
                                     "print('ran')"]), "fast")
     assert [c.status for c in result.problem_cells] == []
     assert result.output.endswith("per loop (mean ± std. dev. of 1 run, 1 loop each)\nran\n")
+
+
+class Rich:
+    """An object with every kind of rich repr a notebook's objects have."""
+
+    def __repr__(self):
+        return "Rich()"
+
+    def _repr_html_(self):
+        return "<i>rich</i>"
+
+    def _repr_png_(self):
+        return b"\x89PNG", {"width": 3}
+
+    def _repr_latex_(self):
+        raise ValueError("no LaTeX today")
+
+    def _repr_markdown_(self):
+        return None
+
+
+class Bundled:
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"text/plain": "bundled", "application/x-own": 1}, {"application/x-own": {"a": 1}}
+
+
+@pytest.mark.parametrize("obj", [7, "text", [1, 2], Rich(), Bundled()], ids=repr)
+@pytest.mark.parametrize(("include", "exclude"), [(None, None), ({"text/plain"}, None),
+                                                  (None, {"text/plain", "image/png"})])
+def test_the_formatter_without_ipython_gives_ipythons_pair(obj, include, exclude, capsys):
+    from IPython.core.formatters import DisplayFormatter
+
+    ours = displays.mime_bundle(obj, include, exclude)
+    said = capsys.readouterr().err
+    assert ours == DisplayFormatter().format(obj, include=include, exclude=exclude)
+    assert isinstance(ours, tuple) and len(ours) == 2
+    # A method that fails is left out, and its error printed.
+    assert ("ValueError: no LaTeX today" in said) == (isinstance(obj, Rich) and not include)

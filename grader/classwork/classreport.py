@@ -270,7 +270,7 @@ def _provided(name: str, results: Any) -> bool:
 def attempted(exercise: Mapping[str, Any] | None) -> bool:
     """Whether a stored exercise result is the student's own code: defined, and either
     earning points or failing some check otherwise than the untouched stub does. A lookup
-    table that answers one case and returns the stub's zeros elsewhere is written (#21)."""
+    table that answers one case and returns the stub's zeros elsewhere is written."""
     if exercise is None or exercise["status"] == "missing":
         return False
     if float(exercise["score"]) > 0:

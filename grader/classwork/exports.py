@@ -28,8 +28,9 @@ from grader.errors import UsageError
 CSV_COLUMNS = ("student", "assignment", "score", "max_score", "status", "submission",
                "sha256", "graded_at", "submitted_at", "deadline", "late_by_s",
                "penalty_percent", "penalty", "final", "on_roster", "explanation", "note")
-"""`csv`: the first eight as before submission times; `score` is the score as graded (an
-exercise's override shows in `final` and `note`)."""
+"""`csv`: the first eight are the graded result (`student` to `graded_at`), the rest what the
+term makes of it; `score` is the score as graded (an exercise's override shows in `final` and
+`note`)."""
 
 
 def render(sheet: Sheet, fmt: str, columns: dict[str, str] | None = None,

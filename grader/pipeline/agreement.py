@@ -1,4 +1,4 @@
-"""One exercise's diagnoses made to agree across its cases (issue #25).
+"""One exercise's diagnoses made to agree across its cases.
 
 A diagnosis must hold on every case it can speak about. A catalogued mistake is named on a
 check only when the student's outputs match its variant on every case of the exercise where

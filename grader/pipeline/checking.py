@@ -16,10 +16,10 @@ from grader.pipeline import agreement, diagnose, layout_hint, scoring, vocabular
 from grader.pipeline.diagnose import Written
 from grader.pipeline.judging import Context, Judgement, judgement
 from grader.results import CheckResult, CheckStatus, Diagnosis, ExerciseResult
-from grader.sandbox.limits import cap
 from grader.sandbox.outcomes import CallOutcome
 from grader.sandbox.session import Session
 from grader.spec import references
+from grader.text import cap
 
 LATE_PRINTED = "[grader] printed outside any call while the hidden cases ran:\n"
 REPLY_FLOOR = 1 << 20

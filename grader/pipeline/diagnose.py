@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from grader.model import Exercise, Misconception
-from grader.pipeline import ipython_syntax
 from grader.results import Diagnosis
 from grader.spec.references import Outputs, as_outputs
 
@@ -32,7 +31,7 @@ MATCH_ATOL = 1e-6
 
 @dataclass(frozen=True)
 class Written:
-    """A number written in a function's code where a size goes (issue #25), as
+    """A number written in a function's code where a size goes, as
     `grader.pipeline.notebook_globals.numbers_written` reads it."""
 
     value: float
@@ -76,6 +75,8 @@ HARD_CODED = "hard-coded-size"
 
 def parameters(signature: str) -> list[str]:
     """The parameter names of a signature such as "(Q, K, V, mask=None)"."""
+    from grader.pipeline import ipython_syntax  # loaded only to name a hard-coded size
+
     try:
         tree = ipython_syntax.parse(f"def f{signature}: pass")  # one thread at a time
     except SyntaxError:
@@ -139,7 +140,7 @@ def uses_global(exercise: Exercise, reads: Mapping[str, tuple[float, ...]],
     example gives the global's value to one size only, the diagnosis names its axis, on every
     case where that size differs; when it gives it to several (batch = d = 2), it cannot tell
     which one the global stands for, and names none: it is given on every case where one of
-    them differs (issue #24)."""
+    them differs."""
     if example is None or not reads:
         return None
     cache: dict[str, Any] = {}
@@ -170,7 +171,7 @@ def uses_global(exercise: Exercise, reads: Mapping[str, tuple[float, ...]],
 def hard_coded(exercise: Exercise, written: Sequence[Written], inputs: tuple[Any, ...],
                example: tuple[Any, ...] | None) -> Diagnosis | None:
     """The numbers written in the function's code that stand for a size of the notebook's
-    example where this case's inputs have another size (issue #25), in the spirit of
+    example where this case's inputs have another size, in the spirit of
     `uses_global`: `/ 2` is the square root of the example's head size 4, `range(3)` its
     3 tokens. A number names what it stands for when the example gives it one meaning only;
     `grader.pipeline.agreement` keeps the diagnosis only when every case with the example's

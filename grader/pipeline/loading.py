@@ -20,8 +20,9 @@ from grader.errors import SubmissionError
 from grader.pipeline import notebooks, submissions
 from grader.pipeline.ipython_syntax import TooMuchIPython, parse, to_python
 from grader.pipeline.notebooks import RESAVE
-from grader.sandbox.limits import Limits, cap
+from grader.sandbox.limits import Limits
 from grader.submission import Cell, Statement, Submission
+from grader.text import cap
 
 # Magics that do nothing harmful, or whose statement the worker runs itself (see worker.Shell).
 RUNNABLE_MAGICS = frozenset({

@@ -8,7 +8,7 @@ other numeric globals, evaluated here by a small interpreter of constants and op
 
 Student code is hostile, and these reads are advice: whatever a notebook holds (a sum of a
 thousand terms, `10**10**10`, `int(1e999)`), an expression is evaluated within a budget of
-depth and size or left unknown, and nothing here raises (issue #21).
+depth and size or left unknown, and nothing here raises.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ _CASTS: Mapping[str, Any] = {"int": int, "float": float, "round": round}
 _LARGEST = 1 << 20  # sizes of a notebook's example; anything larger is not a size
 _DEEPEST = 50
 """Operators nested deeper than this are no size a notebook sets; following them would cost
-frames of the grader's own stack, which a sum of 990 terms used to exhaust."""
+frames of the grader's own stack, which a sum of 990 terms would exhaust."""
 
 
 def _number(value: object) -> float | None:

@@ -12,8 +12,7 @@ import json
 import warnings
 
 from grader.errors import SubmissionError
-from grader.sandbox.limits import cap
-from grader.text import one_line
+from grader.text import cap, one_line
 
 RESAVE = "re-save it from Jupyter (File > Save) and hand it in again"
 

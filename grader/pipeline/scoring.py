@@ -3,7 +3,7 @@
 Points are counted exactly, as fractions (2 points over 6 cases are 1/3 each, and six of them
 are 2, not 1.9999999999999998), and rounded in one place, `shown`, to `DECIMALS` decimals:
 every score and maximum of a result is such a number, so the result JSON, the gradebook's
-CSV, Gradescope's results.json and the class report all say the same one (issue #24).
+CSV, Gradescope's results.json and the class report all say the same one.
 
 Every message a check carries is capped here, where check results are built: an exception
 message or a comparison is the student's to make long, and the result must stay small.
@@ -16,7 +16,7 @@ from fractions import Fraction
 
 from grader.model import Exercise
 from grader.results import CheckResult, CheckStatus, Diagnosis, ExerciseResult
-from grader.sandbox.limits import cap
+from grader.text import cap
 
 _ALL_SAME = (CheckStatus.MISSING, CheckStatus.TIMEOUT, CheckStatus.ERROR)
 DECIMALS = 6
@@ -79,7 +79,7 @@ def passed_check(name: str, exercise: Exercise, **fields: object) -> CheckResult
 
 def failed_check(name: str, exercise: Exercise, status: CheckStatus, message: str,
                  diagnosis: Diagnosis | None = None, **fields: object) -> CheckResult:
-    """A check that earned nothing, and why (capped at `limits.MESSAGE_CHARS` characters)."""
+    """A check that earned nothing, and why (capped at `text.MESSAGE_CHARS` characters)."""
     points = shown(share(exercise, name))
     return CheckResult(name=name, passed=False, score=0.0, max_score=points,
                        status=status, message=cap(message), diagnosis=diagnosis,

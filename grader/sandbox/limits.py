@@ -13,10 +13,6 @@ from typing import Any
 
 from grader.text import clean
 
-MESSAGE_CHARS = 2000
-"""Longest message kept in a result (a cell's, a check's): longer helps no one, and a message
-built from a submission could otherwise be as large as the submission, or larger."""
-
 
 class Engine(str, enum.Enum):
     """How a submission's worker is started (`--engine`)."""
@@ -133,9 +129,3 @@ class CappedOutput:
             text += f"\n[grader] {self.dropped} more bytes of output were dropped"
         return text
 
-
-def cap(text: str, limit: int = MESSAGE_CHARS) -> str:
-    """`text` cut to `limit` characters, saying how many more there were."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text) - limit:,} more characters)"

@@ -18,7 +18,7 @@ from grader.errors import IsolationError, SandboxError
 from grader.results import CellResult, CellStatus, CheckStatus, Verdict
 from grader.sandbox import isolation
 from grader.sandbox.inside.protocol import Reply
-from grader.sandbox.limits import CappedOutput, Engine, Limits, OnError, cap
+from grader.sandbox.limits import CappedOutput, Engine, Limits, OnError
 from grader.sandbox.outcomes import CallOutcome, outcome_of
 from grader.sandbox.resources import Resources
 from grader.sandbox.spares import Spare, Spares, start_spare
@@ -32,6 +32,7 @@ from grader.sandbox.transport import (
 )
 from grader.sandbox.zygote import ZygoteLost, Zygotes
 from grader.submission import Cell, Submission
+from grader.text import cap
 
 GRACE_S = 2.0
 MAX_RESTARTS = 8

@@ -58,7 +58,7 @@ What a fork shares with the others, and why it is acceptable
   torch's default generator has a fixed seed at import anyway, as in a fresh interpreter.
 - The str hash seed (`-I` ignores PYTHONHASHSEED): the zygote's, shared by every worker it
   forks. Set and dict order of strings is thus the same for every submission of a batch,
-  random across batches, as before. It protects nothing here.
+  random from one batch to the next. It protects nothing here.
 - Descriptors, threads, signal handlers: none are inherited (closed, refused, reset).
 """
 

@@ -22,10 +22,10 @@ import numpy as np
 from grader.errors import SpecError
 from grader.model import Assignment, Case, Exercise, Inputs, Misconception, Visibility
 from grader.sandbox.inside import protocol
+from grader.spec.layout import CHECK_SUFFIX as SUFFIX
 from grader.spec.references import Outputs, References
 
 SCHEMA = "grader.release/1"
-SUFFIX = ".check.npz"
 
 Mistakes = Mapping[tuple[str, str], Mapping[int, Outputs]]
 """What misconceptions return on public cases: (exercise, case) -> {index of the misconception
@@ -123,7 +123,7 @@ def _recorded(recorded: list[tuple[Inputs, Mapping[str, Any], Outputs]]) -> Call
 def _misconceptions(spec: Mapping[str, Any], data: Any) -> tuple[Misconception, ...]:
     """The exercise's misconceptions, each a lookup of its recorded outputs, in the order
     (the catalogue's) that the diagnosis tries them."""
-    named = spec.get("misconceptions", [])  # absent from files released before #24
+    named = spec.get("misconceptions", [])  # check data may carry none: then none is named
     recorded: list[list[tuple[Inputs, Mapping[str, Any], Outputs]]] = [[] for _ in named]
     for stored in spec["cases"]:
         key = f"{spec['name']}/{stored['name']}"

@@ -32,6 +32,9 @@ ENV_PUBLIC = "GRADER_PUBLIC_REFERENCES"
 ENV_AUTOGRADER = "GRADER_AUTOGRADER_ROOT"
 VARIABLES = (ENV_ASSIGNMENTS, ENV_SOLUTIONS, ENV_REFERENCES, ENV_PUBLIC, ENV_AUTOGRADER)
 """Every variable that locates files, in the order `environment` writes them."""
+CHECK_SUFFIX = ".check.npz"
+"""How the check data `grade release` writes beside a released assignment is named:
+`<assignment>.check.npz` (read by `checkfile`)."""
 
 _DERIVED = cast(Path, None)  # a field left out is derived from `root` in __post_init__
 

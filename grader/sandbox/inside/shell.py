@@ -1,11 +1,12 @@
 """The fast engine's stand-in for IPython's shell: what `get_ipython()` returns outside a kernel.
 
 Jupyter gives a notebook `ipykernel`'s `ZMQInteractiveShell`. The stand-in does what it can
-do exactly as Jupyter does (the namespace, `%time`, `%%capture`, `push`, `ev`, `ex`, `input()`
-refused as a kernel without a frontend refuses it), does nothing for what no report shows
-(`%matplotlib`, published displays), and for everything else says in one line on stderr that
-it did not run it. It never raises an error Jupyter would not: an attribute that Jupyter's
-shell has is there, as a harmless `Absent`; one it lacks raises Jupyter's AttributeError.
+do exactly as Jupyter does (the namespace, `%time`, `%%capture`, `push`, `ev`, `ex`,
+`display_formatter.format`, `input()` refused as a kernel without a frontend refuses it), does
+nothing for what no report shows (`%matplotlib`, published displays), and for everything else
+says in one line on stderr that it did not run it. It never raises an error Jupyter would not:
+an attribute that Jupyter's shell has is there, as a harmless `Absent`; one it lacks raises
+Jupyter's AttributeError.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from grader.sandbox.inside.displays import DisplayFormatter
 from grader.sandbox.inside.import_hooks import patch_on_import
 
 SHELL_MODULE = "IPython.core.getipython"
@@ -165,6 +167,7 @@ class ZMQInteractiveShell:
         self.kernel = Absent("get_ipython().kernel", self)
         self.config = Config(IPKernelApp=Config(), InteractiveShell=Config())
         self.display_pub = DisplayPublisher()
+        self.display_formatter = DisplayFormatter()
         self.events = EventManager(self)
         self._noted: set[str] = set()
 
