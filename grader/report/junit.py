@@ -41,6 +41,9 @@ def render(results: Sequence[Result]) -> str:
             case = ET.SubElement(suite, "testcase",
                                  classname=f"{result.assignment}.{exercise.name}",
                                  name=f"{check.name} ({check.visibility.value})", time="0")
+            if check.caution:  # how it passed, or failed: a property every runner shows
+                properties = ET.SubElement(case, "properties")
+                ET.SubElement(properties, "property", name="caution", value=_clean(check.caution))
             if check.passed:
                 continue
             headline = (f"[{check.diagnosis.id}] {check.diagnosis.message}" if check.diagnosis

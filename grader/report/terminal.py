@@ -65,6 +65,8 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
         if exercise.missing:
             console.print(f"      not found: {_safe(exercise.missing)}")
             continue
+        for caution in dict.fromkeys(c.caution for c in exercise.checks if c.caution):
+            console.print(f"      [yellow]careful[/]: {_safe(caution)}")
         shown = set()
         for check in exercise.checks:
             if check.passed:
