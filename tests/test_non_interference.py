@@ -35,7 +35,7 @@ from grader.spec import references, registry
 
 pytestmark = pytest.mark.slow
 
-LIMITS = Limits(cell_timeout=5, call_timeout=2)
+LIMITS = Limits(cell_timeout=10, call_timeout=10)
 OTHER_SEEDS = 7919
 
 HELPERS = '''
@@ -272,8 +272,20 @@ def test_no_student_facing_byte_depends_on_the_hidden_inputs(probe, worlds, zygo
     hidden = [c for e in first.exercises for c in e.checks
               if c.visibility is Visibility.HIDDEN and c.scored]
     assert hidden and not any(c.passed for c in hidden)
-    assert differences(student_views(first, path, tmp_path),
-                       student_views(second, path, tmp_path)) == []
+    views = student_views(first, path, tmp_path)
+    assert differences(views, student_views(second, path, tmp_path)) == []
+    spelled = [_spell(c.inputs()) for e in worlds[0][0].exercises for c in e.cases
+               if c.visibility is Visibility.HIDDEN and e.name != "causal_mask"]
+    leaks = [(name, s) for name, text in views.items() for s in spelled if s in text]
+    assert leaks == [] and not any("leak." in text or "exited with code" in text
+                                   for text in views.values())
+
+
+def _spell(args: tuple[object, ...]) -> str:
+    """What the probes spell a case's inputs as (`HELPERS`' `_spell`)."""
+    first = next(a for a in args if isinstance(a, np.ndarray))
+    return ("in_" + "_".join(f"{float(v):.6f}" for v in first.ravel()[:4])
+            .replace("-", "m").replace(".", "p"))
 
 
 def test_the_probes_reach_every_verdict_they_aim_at(worlds, zygotes, make_submission):
