@@ -50,7 +50,7 @@ RAISES: Mapping[str, str] = {
     "NameError": "a name the function uses that is defined elsewhere in the notebook, or not "
                  "at all",
     "AttributeError": "a method of the wrong kind of object (a list's .T, an array's .size())",
-    "ZeroDivisionError": "a division by a size that is 0 on this case (// between sizes)",
+    "ZeroDivisionError": "a division by a size that is zero on this case (// between sizes)",
     "RuntimeError": "PyTorch's complaint that shapes or dtypes do not fit",
     "MemoryError": "an array far larger than the inputs call for",
     "RecursionError": "a function that calls itself without end",
