@@ -17,14 +17,13 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from grader.errors import UsageError
-from grader.model import Assignment, Exercise, Visibility
-from grader.pipeline import diagnose, judging, scoring
-from grader.results import CheckResult, CheckStatus, Result, ResultStatus
+from grader.model import Assignment, Case, Exercise, Visibility
+from grader.pipeline import agreement, diagnose, judging, scoring
+from grader.results import Result, ResultStatus, Verdict
 from grader.sandbox.inside.calling import NOT_IMPLEMENTED, SANDBOX_ENV, invoke
 from grader.spec import references, registry
 from grader.spec.layout import CHECK_SUFFIX
@@ -80,42 +79,46 @@ def run(name: str, target: Any, assignment: str | None = None,
     chosen, exercise, shipped = pairs[0]
     stored = shipped or references.load(chosen, public_only=True)
     started = time.monotonic()
-    checks: list[CheckResult] = []
+    evidence: list[agreement.Evidence] = []
     for case in exercise.cases:
-        if case.visibility is not Visibility.PUBLIC:
-            continue
-        inputs = case.inputs()
-        if target is None:
-            checks.append(scoring.failed_check(case.name, exercise, CheckStatus.MISSING,
-                                               f"no {exercise.kind} named {name} is defined",
-                                               visibility=case.visibility, note=case.note))
-            continue
-        try:
-            value = invoke(target, exercise.kind, inputs, case.init_kwargs, exercise.tensors)
-        except NotImplementedError:
-            checks.append(scoring.failed_check(
-                case.name, exercise, CheckStatus.ERROR, NOT_IMPLEMENTED, visibility=case.visibility,
-                note=case.note))
-            continue
-        except Exception as exc:  # the student's error is feedback
-            from grader.pipeline import layout_hint  # loaded only when a call fails
-
-            raised = f"raised {type(exc).__name__}: {exc}"
-            checks.append(scoring.failed_check(case.name, exercise, CheckStatus.ERROR,
-                                               layout_hint.explain(chosen.layout, raised),
-                                               visibility=case.visibility, note=case.note))
-            continue
-        check, _ = judging.judge(exercise, case, value, stored.get(exercise.name, case.name),
-                                 inputs)
-        checks.append(check)
-    agreed = diagnose.consistent([c.diagnosis for c in checks],  # as grade run agrees them
-                                 [c.alternatives for c in checks])
+        if case.visibility is Visibility.PUBLIC:
+            evidence.append(_checked(chosen, exercise, case, name, target, stored))
+    # The same agreement as grade run's: a diagnosis must hold on every case it speaks of.
     graded = scoring.exercise_result(
-        exercise, [replace(c, diagnosis=d) for c, d in zip(checks, agreed, strict=True)])
+        exercise, agreement.agree(exercise, evidence, judging.Context.of(exercise, {})))
     return Result(assignment=chosen.name, submission=f"{name} (in this notebook)",
                   status=ResultStatus.GRADED, score=graded.score, max_score=graded.max_score,
                   duration_s=round(time.monotonic() - started, 3), exercises=(graded,),
                   public_only=True)
+
+
+def _checked(assignment: Assignment, exercise: Exercise, case: Case, name: str, target: Any,
+             stored: references.References) -> agreement.Evidence:
+    """One public case called in this process and judged as `grade run` judges it: a value by
+    `judging`, an error by `diagnose.of_error`."""
+    inputs = case.inputs()
+    expected = stored.get(exercise.name, case.name)
+    if target is None:
+        return agreement.Evidence(case, scoring.failed_check(
+            case.name, exercise, Verdict.NOT_WRITTEN, f"no {exercise.kind} named {name} is "
+            "defined", visibility=case.visibility, note=case.note), expected=expected)
+    try:
+        value = invoke(target, exercise.kind, inputs, case.init_kwargs, exercise.tensors)
+    except Exception as exc:  # the student's error is feedback
+        unattempted = isinstance(exc, NotImplementedError)
+        error = f"{type(exc).__module__}.{type(exc).__name__}"
+        message = NOT_IMPLEMENTED if unattempted else f"raised {type(exc).__name__}: {exc}"
+        if not unattempted:
+            from grader.pipeline import layout_hint  # loaded only when a call fails
+
+            message = layout_hint.explain(assignment.layout, error, message)
+        return agreement.Evidence(case, scoring.failed_check(
+            case.name, exercise, Verdict.RAISED, message,
+            diagnosis=diagnose.of_error(exercise, unattempted, inputs),
+            raised=type(exc).__name__, visibility=case.visibility, note=case.note),
+            expected=expected)
+    judged = judging.judgement(exercise, case, value, expected, inputs)
+    return agreement.Evidence(case, judged.check, judged.obtained, expected)
 
 
 def _in_jupyter() -> bool:

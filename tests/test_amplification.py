@@ -14,7 +14,7 @@ import pytest
 from grader import cli
 from grader.model import Visibility
 from grader.pipeline import grading, scoring
-from grader.results import CellStatus, CheckStatus, ResultStatus
+from grader.results import CellStatus, CheckStatus, ResultStatus, Verdict
 from grader.sandbox.limits import Limits
 from grader.spec import registry
 from grader.text import MESSAGE_CHARS
@@ -139,10 +139,10 @@ def causal_self_attention(X, W_q, W_k, W_v):
 
 def test_check_messages_are_capped_where_checks_are_built():
     exercise = registry.get("attention_basics").exercise("softmax")
-    check = scoring.failed_check("vector", exercise, CheckStatus.ERROR, "y" * 10_000,
+    check = scoring.failed_check("vector", exercise, Verdict.RAISED, "y" * 10_000,
                                  visibility=Visibility.PUBLIC)
     assert check.message == "y" * MESSAGE_CHARS + "… (8,000 more characters)"
-    assert scoring.failed_check("vector", exercise, CheckStatus.ERROR, "short",
+    assert scoring.failed_check("vector", exercise, Verdict.RAISED, "short",
                                 visibility=Visibility.PUBLIC).message == "short"
 
 

@@ -21,7 +21,7 @@ from grader.classwork.gradebook import Gradebook
 from grader.model import Case, Exercise, Visibility
 from grader.pipeline import scoring
 from grader.report import gradescope_results
-from grader.results import CheckStatus, Result, ResultStatus
+from grader.results import Result, ResultStatus, Verdict
 
 
 def _inputs(rng):
@@ -39,7 +39,7 @@ def graded(ex: Exercise, passing: int):
     checks = []
     for i, case in enumerate(ex.cases):
         if case.name.startswith("hidden-") and i > passing:
-            checks.append(scoring.failed_check(case.name, ex, CheckStatus.FAILED, "no",
+            checks.append(scoring.failed_check(case.name, ex, Verdict.WRONG_VALUES, "no",
                                                visibility=case.visibility))
         else:
             checks.append(scoring.passed_check(case.name, ex, visibility=case.visibility))

@@ -219,20 +219,22 @@ def test_rows_as_tokens_swapped_is_named_and_a_shape_error_says_the_layout(make_
     "raised RuntimeError: mat1 and mat2 shapes cannot be multiplied (3x4 and 3x4)",
 ])
 def test_numpys_and_torchs_shape_errors_get_the_sentence(message):
-    assert layout_hint.explain("rows are tokens", message) == \
+    error = "builtins." + message.split()[1].rstrip(":")
+    assert layout_hint.explain("rows are tokens", error, message) == \
         f"The shapes do not fit together: in this unit rows are tokens.\n{message}"
-    assert layout_hint.explain("", message) == message
-    assert layout_hint.explain("rows are tokens", message, "raised ValueError") == \
+    assert layout_hint.explain("", error, message) == message
+    assert layout_hint.explain("rows are tokens", error, message, "raised ValueError") == \
         "The shapes do not fit together: in this unit rows are tokens.\nraised ValueError"
 
 
-@pytest.mark.parametrize("message", [
-    "raised IndexError: index 3 is out of bounds for axis 1 with size 3",
-    "did not return within 5 s",
-    "raised AssertionError: operands could not be broadcast together",
+@pytest.mark.parametrize(("error", "message"), [
+    ("builtins.IndexError", "raised IndexError: index 3 is out of bounds for axis 1 with size 3"),
+    ("", "did not return within 5 s"),
+    ("builtins.AssertionError", "raised AssertionError: operands could not be broadcast"),
+    ("__main__.ValueError", "raised ValueError: operands could not be broadcast together"),
 ])
-def test_other_errors_are_left_alone(message):
-    assert layout_hint.explain("rows are tokens", message) == message
+def test_other_errors_are_left_alone(error, message):
+    assert layout_hint.explain("rows are tokens", error, message) == message
 
 
 def test_every_assignment_declares_a_layout_without_digits():

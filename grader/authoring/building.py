@@ -15,7 +15,7 @@ import numpy as np
 from grader.errors import ReferencesError, SubmissionError
 from grader.model import Assignment, Visibility
 from grader.pipeline import loading
-from grader.results import CellStatus, CheckStatus
+from grader.results import CellStatus
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import SandboxConfig, Session
 from grader.spec.layout import ENV_SOLUTIONS, Layout
@@ -46,7 +46,7 @@ def compute(assignment: Assignment, solution: Path | None = None
                 where = f"{path}: {exercise.name}/{case.name}"
                 outcome = session.call(exercise.name, exercise.kind, case.inputs(),
                                        dict(case.init_kwargs), exercise.tensors)
-                if outcome.status is not CheckStatus.PASSED:
+                if not outcome.returned:
                     raise ReferencesError(f"{where}: {outcome.message}; {fix}")
                 try:
                     outputs[(exercise.name, case.name)] = as_outputs(

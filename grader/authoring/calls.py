@@ -23,7 +23,7 @@ from grader.authoring.master import Master
 from grader.errors import SpecError, SubmissionError
 from grader.model import Inputs
 from grader.pipeline import ipython_syntax, loading
-from grader.results import CellStatus, CheckStatus
+from grader.results import CellStatus
 from grader.sandbox.session import SandboxConfig, Session
 
 MAX_CALLS = 200
@@ -158,7 +158,7 @@ def record(master: Master) -> Calls:
                                     f"{result.status.value}: {message}; fix the master so "
                                     "that it runs from top to bottom")
             outcome = session.call(CALLS, "function", (), {}, None)
-    if outcome.status is not CheckStatus.PASSED or not isinstance(outcome.value, list):
+    if not outcome.returned or not isinstance(outcome.value, list):
         raise SpecError(f"{master.path}: its calls could not be read back ({outcome.message})")
     return _collect(outcome.value, names)
 

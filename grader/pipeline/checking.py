@@ -15,7 +15,7 @@ from grader.model import Assignment, Case, Exercise, Visibility
 from grader.pipeline import agreement, diagnose, layout_hint, scoring, vocabulary
 from grader.pipeline.diagnose import Written
 from grader.pipeline.judging import Context, Judgement, judgement
-from grader.results import CheckResult, CheckStatus, Diagnosis, ExerciseResult
+from grader.results import CheckResult, ExerciseResult, Verdict
 from grader.sandbox.outcomes import CallOutcome
 from grader.sandbox.session import Session
 from grader.spec import references
@@ -156,7 +156,7 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
         else:
             check = _failed_call(exercise, case, outcome, context, inputs, layout)
         first = first or check
-        if outcome.status in (CheckStatus.MISSING, CheckStatus.TIMEOUT):
+        if outcome.failure in (Verdict.NOT_WRITTEN, Verdict.TIMED_OUT):
             break  # never defined, or too slow to try twice
     assert first is not None
     return first, "\n".join(printed), kept
@@ -165,20 +165,17 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
 def _failed_call(exercise: Exercise, case: Case, outcome: CallOutcome, context: Context,
                  inputs: tuple[object, ...], layout: str) -> CheckResult:
     """The check of a call that returned nothing to compare: a raise, a crash, a time-out."""
-    diagnosis: Diagnosis | None
-    if outcome.unattempted:
-        diagnosis = diagnose.unattempted("still raises NotImplementedError")
-    else:  # an index out of range, say, because N is the notebook's global
-        diagnosis = diagnose.uses_global(exercise, context.reads, inputs, context.example)
+    assert outcome.failure is not None
+    diagnosis = diagnose.of_error(exercise, outcome.unattempted, inputs, context.reads,
+                                  context.example)
     message = outcome.message
-    if outcome.status is CheckStatus.MISSING and exercise.notebook:
+    if outcome.failure is Verdict.NOT_WRITTEN and exercise.notebook:
         message += f" (it belongs in {exercise.notebook})"
     if case.visibility is Visibility.PUBLIC:
-        message = layout_hint.explain(layout, outcome.message, message)
-    return scoring.failed_check(case.name, exercise, outcome.status, message,
+        message = layout_hint.explain(layout, outcome.error, outcome.message, message)
+    return scoring.failed_check(case.name, exercise, outcome.failure, message,
                                 diagnosis=diagnosis, visibility=case.visibility,
-                                note=case.note, verdict=outcome.verdict,
-                                raised=vocabulary.raised(outcome.error))
+                                note=case.note, raised=vocabulary.raised(outcome.error))
 
 
 def _call(session: Session, exercise: Exercise, case: Case, inputs: tuple[object, ...],
@@ -188,6 +185,6 @@ def _call(session: Session, exercise: Exercise, case: Case, inputs: tuple[object
     outcome = session.call(exercise.name, exercise.kind, inputs, dict(case.init_kwargs),
                            exercise.tensors, at=at, max_bytes=reply_limit(expected),
                            group=case.visibility.value)
-    if outcome.status is not CheckStatus.PASSED:
+    if not outcome.returned:
         return outcome, None
     return outcome, judgement(exercise, case, outcome.value, expected, inputs, context)

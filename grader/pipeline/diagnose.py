@@ -215,10 +215,23 @@ def hard_coded(exercise: Exercise, written: Sequence[Written], inputs: tuple[Any
                      "take sizes from the shapes of the inputs inside the function.")
 
 
-def unattempted(what: str) -> Diagnosis:
+def unattempted_stub(what: str) -> Diagnosis:
     """The diagnosis of a stub nobody has written yet."""
     return Diagnosis(UNATTEMPTED, f"Not written yet: it {what}, as the notebook's stub does. "
                                   "Replace the stub's body with your own code.")
+
+
+def of_error(exercise: Exercise, unattempted: bool, inputs: tuple[Any, ...],
+             reads: Mapping[str, tuple[float, ...]] | None = None,
+             example: tuple[Any, ...] | None = None) -> Diagnosis | None:
+    """The diagnosis of a call that returned nothing to compare (a raise, a crash): an
+    untouched stub (`unattempted`: it raised NotImplementedError), else a notebook global
+    read where this case needs another size (an index out of range because N is the
+    notebook's). A number written for a size is found when the exercise's cases agree
+    (`agreement`)."""
+    if unattempted:
+        return unattempted_stub("still raises NotImplementedError")
+    return uses_global(exercise, reads or {}, inputs, example)
 
 
 def stub_answer(inputs: tuple[Any, ...], obtained: Outputs) -> str | None:
@@ -294,7 +307,7 @@ def diagnose(exercise: Exercise, inputs: tuple[Any, ...], init: Mapping[str, Any
         return Diagnosis(matching[0].id, matching[0].message)
     stub = stub_answer(inputs, obtained)
     if stub:
-        return unattempted(stub)
+        return unattempted_stub(stub)
     for check in exercise.properties:
         try:
             with np.errstate(all="ignore"):

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from grader.model import Case, Exercise, Inputs, Visibility
 from grader.pipeline import compare, diagnose, scoring
 from grader.pipeline.diagnose import Written
-from grader.results import CheckResult, CheckStatus, Diagnosis
+from grader.results import CheckResult, Diagnosis
 from grader.spec.references import Outputs
 
 
@@ -81,8 +81,7 @@ def judgement(exercise: Exercise, case: Case, value: object, expected: Outputs,
                                       context.written)
         if len(matching) > 1:
             alternatives = tuple(Diagnosis(m.id, m.message) for m in matching)
-    check = scoring.failed_check(case.name, exercise, CheckStatus.FAILED, result.message,
+    check = scoring.failed_check(case.name, exercise, result.verdict, result.message,
                                  diagnosis=diagnosis, views=result.views if public else (),
-                                 visibility=case.visibility, note=case.note,
-                                 verdict=result.verdict)
+                                 visibility=case.visibility, note=case.note)
     return Judgement(replace(check, alternatives=alternatives), result.obtained)

@@ -12,27 +12,26 @@ from __future__ import annotations
 import re
 
 # What NumPy (and PyTorch, for the torch units) say when two arrays' shapes do not fit a
-# product, a sum or an einsum; never the student's own messages, which `raised Name: ` heads.
+# product, a sum or an einsum, in a ValueError or a RuntimeError.
 _SHAPE_ERROR = re.compile(
-    r"^raised (ValueError|RuntimeError): .*("
     r"mismatch in its core dimension|not aligned|could not be broadcast|"
-    r"does not match previous terms|cannot be multiplied|must match the size of tensor)",
-    re.S)
+    r"does not match previous terms|cannot be multiplied|must match the size of tensor")
+_SHAPE_CLASSES = ("builtins.ValueError", "builtins.RuntimeError")
 SENTENCE = "The shapes do not fit together: in this unit {layout}."
 
 
-def is_shape_error(raised: str) -> bool:
-    """Whether a call's message ("raised ValueError: ...") is NumPy's or PyTorch's complaint
-    that two shapes do not fit."""
-    return _SHAPE_ERROR.match(raised) is not None
+def is_shape_error(error: str, message: str) -> bool:
+    """Whether an exception of class `error` ("builtins.ValueError") with `message` is
+    NumPy's or PyTorch's complaint that two shapes do not fit."""
+    return error in _SHAPE_CLASSES and _SHAPE_ERROR.search(message) is not None
 
 
-def explain(layout: str, raised: str, shown: str | None = None) -> str:
-    """The message to show for a call that failed with `raised`: `shown` (else `raised`
-    itself), with the layout's sentence on the line before it when `raised` is a shape
-    error and the assignment declares a layout. Public checks only: a hidden check says
-    only texts of the closed vocabulary (`vocabulary`)."""
-    text = raised if shown is None else shown
-    if not layout or not is_shape_error(raised):
+def explain(layout: str, error: str, message: str, shown: str | None = None) -> str:
+    """The message to show for a call that raised `error` ("module.name") with `message`:
+    `shown` (else `message` itself), with the layout's sentence on the line before it when
+    it is a shape error and the assignment declares a layout. Public checks only: a hidden
+    check says only texts of the closed vocabulary (`vocabulary`)."""
+    text = message if shown is None else shown
+    if not layout or not is_shape_error(error, message):
         return text
     return f"{SENTENCE.format(layout=layout)}\n{text}"

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 from grader.model import Exercise
-from grader.results import CheckResult, CheckStatus, Diagnosis, ExerciseResult
+from grader.results import CheckResult, CheckStatus, Diagnosis, ExerciseResult, Verdict
 from grader.text import cap
 
 _ALL_SAME = (CheckStatus.MISSING, CheckStatus.TIMEOUT, CheckStatus.ERROR)
@@ -77,13 +77,22 @@ def passed_check(name: str, exercise: Exercise, **fields: object) -> CheckResult
                        status=CheckStatus.PASSED, **fields)  # type: ignore[arg-type]
 
 
-def failed_check(name: str, exercise: Exercise, status: CheckStatus, message: str,
+STATUS: dict[Verdict, CheckStatus] = {
+    Verdict.WRONG_VALUES: CheckStatus.FAILED, Verdict.WRONG_SHAPE: CheckStatus.FAILED,
+    Verdict.WRONG_TYPE: CheckStatus.FAILED, Verdict.RAISED: CheckStatus.ERROR,
+    Verdict.CRASHED: CheckStatus.ERROR, Verdict.TOO_LARGE: CheckStatus.ERROR,
+    Verdict.TIMED_OUT: CheckStatus.TIMEOUT, Verdict.NOT_WRITTEN: CheckStatus.MISSING}
+"""A failing check's status, from its verdict: what a report groups it under."""
+
+
+def failed_check(name: str, exercise: Exercise, verdict: Verdict, message: str,
                  diagnosis: Diagnosis | None = None, **fields: object) -> CheckResult:
-    """A check that earned nothing, and why (capped at `text.MESSAGE_CHARS` characters)."""
+    """A check that earned nothing, and why (capped at `text.MESSAGE_CHARS` characters); its
+    status follows from its `verdict` (`STATUS`)."""
     points = shown(share(exercise, name))
     return CheckResult(name=name, passed=False, score=0.0, max_score=points,
-                       status=status, message=cap(message), diagnosis=diagnosis,
-                       **fields)  # type: ignore[arg-type]
+                       status=STATUS[verdict], message=cap(message), diagnosis=diagnosis,
+                       verdict=verdict, **fields)  # type: ignore[arg-type]
 
 
 def total(exercises: Sequence[ExerciseResult]) -> tuple[float, float]:

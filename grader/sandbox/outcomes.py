@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from grader.results import CheckStatus, Verdict
+from grader.results import Verdict
 from grader.sandbox.inside.calling import NOT_IMPLEMENTED
 from grader.sandbox.inside.protocol import Reply
 
@@ -15,8 +15,9 @@ from grader.sandbox.inside.protocol import Reply
 class CallOutcome:
     """What one call of an exercise produced, as plain data."""
 
-    status: CheckStatus
-    """PASSED here means "returned a value"; else MISSING, ERROR or TIMEOUT."""
+    failure: Verdict | None = None
+    """Why the call returned no value to judge (not written, raised, crashed, timed out, too
+    large, or data that is not numbers); None when it returned one."""
     value: Any = None
     """The decoded return value (arrays, tuples, lists, `protocol.Unsupported`)."""
     message: str = ""
@@ -27,12 +28,15 @@ class CallOutcome:
     reused: bool = False
     """The worker says that it ran in a call process that had served another call before
     it (`call_process`). The student's code can forge it: it decides nothing."""
-    verdict: Verdict = Verdict.PASSED
-    """Why there is no value, in a word (PASSED: there is one, to be judged)."""
     error: str = ""
     """For a raise: the exception's class, as "module.name" ("builtins.IndexError")."""
     line: int | None = None
     """For a raise: the line of the student's code it came from, when known."""
+
+    @property
+    def returned(self) -> bool:
+        """Whether the call returned a value, to be judged."""
+        return self.failure is None
 
     @property
     def unattempted(self) -> bool:
@@ -45,28 +49,26 @@ def outcome_of(reply: dict[str, Any], value: Any, timeout: float) -> CallOutcome
     status = Reply.of(reply)
     message = str(reply.get("message", ""))[:500]
     if status is Reply.NO_SNAPSHOT:
-        return CallOutcome(CheckStatus.MISSING, verdict=Verdict.NOT_WRITTEN,
+        return CallOutcome(Verdict.NOT_WRITTEN,
                            message="no snapshot: it was never defined by a cell")
     if status is Reply.OK:
-        return CallOutcome(CheckStatus.PASSED, value)
+        return CallOutcome(None, value)
     if status is Reply.MISSING:
-        return CallOutcome(CheckStatus.MISSING, message=message, verdict=Verdict.NOT_WRITTEN)
+        return CallOutcome(Verdict.NOT_WRITTEN, message=message)
     if status is Reply.TIMEOUT:
-        return CallOutcome(CheckStatus.TIMEOUT, message=f"did not return within {timeout:g} s",
-                           verdict=Verdict.TIMED_OUT)
+        return CallOutcome(Verdict.TIMED_OUT, message=f"did not return within {timeout:g} s")
     if status is Reply.CRASHED:
-        return CallOutcome(CheckStatus.ERROR, message=f"crashed: {message}",
-                           verdict=Verdict.CRASHED)
+        return CallOutcome(Verdict.CRASHED, message=f"crashed: {message}")
     if status is Reply.REFUSED:  # too much data returned, or no process for the call
-        return CallOutcome(CheckStatus.ERROR, message=message, verdict=Verdict.TOO_LARGE
-                           if reply.get("too_large") is True else Verdict.CRASHED)
+        return CallOutcome(Verdict.TOO_LARGE if reply.get("too_large") is True
+                           else Verdict.CRASHED, message=message)
     line = reply.get("line")
     line = line if isinstance(line, int) and not isinstance(line, bool) else None
     where = f" (line {line})" if line is not None else ""
     name, module = reply.get("ename"), reply.get("emodule")
     error = f"{module}.{name}" if isinstance(name, str) and isinstance(module, str) else ""
-    raised = CallOutcome(CheckStatus.ERROR, message=f"raised {message}{where}",
-                         verdict=Verdict.RAISED, error=error, line=line)
+    raised = CallOutcome(Verdict.RAISED, message=f"raised {message}{where}", error=error,
+                         line=line)
     if raised.unattempted:
         return replace(raised, message=f"{NOT_IMPLEMENTED}{where}")
     return raised

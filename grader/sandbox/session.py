@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from grader.errors import IsolationError, SandboxError
-from grader.results import CellResult, CellStatus, CheckStatus, Verdict
+from grader.results import CellResult, CellStatus, Verdict
 from grader.sandbox import isolation
 from grader.sandbox.inside.protocol import Reply
 from grader.sandbox.limits import CappedOutput, Engine, Limits, OnError
@@ -324,16 +324,14 @@ class Session:
         The worker is never told `max_bytes`: it is derived from the expected outputs.
         """
         if time.monotonic() > self.deadline:
-            return CallOutcome(CheckStatus.TIMEOUT, verdict=Verdict.TIMED_OUT,
-                               message="not run: the submission's time "
+            return CallOutcome(Verdict.TIMED_OUT, message="not run: the submission's time "
                                f"limit of {self.limits.submission_timeout:g} s was used up")
         header = {"op": "call", "name": name, "kind": kind, "tensors": tensors,
                   "timeout": self.limits.call_timeout, "at": at, "group": group,
                   "fresh": fresh or self.config.fork_every_call}
         for _attempt in range(2):
             if self.restarts > MAX_RESTARTS:
-                return CallOutcome(CheckStatus.ERROR, verdict=Verdict.CRASHED,
-                                   message="not run: the student's code killed "
+                return CallOutcome(Verdict.CRASHED, message="not run: the student's code killed "
                                    f"the interpreter more than {MAX_RESTARTS} times")
             try:
                 self._ensure_worker()
@@ -342,16 +340,14 @@ class Session:
             except WorkerLost as lost:
                 if lost.in_sync:  # the call answered, with data that is not numbers
                     return CallOutcome(
-                        CheckStatus.ERROR, verdict=Verdict.TOO_LARGE
-                        if lost.message == TOO_LARGE else Verdict.WRONG_TYPE,
+                        Verdict.TOO_LARGE if lost.message == TOO_LARGE else Verdict.WRONG_TYPE,
                         message=lost.message.replace("the worker sent", "the call returned"))
                 self._restart()
                 continue
             outcome = outcome_of(reply, value, self.limits.call_timeout)
             return replace(outcome, printed=str(reply.get("printed") or ""),
                            reused=reply.get("reused") is True)
-        return CallOutcome(CheckStatus.ERROR, verdict=Verdict.CRASHED,
-                           message="the interpreter died during this call")
+        return CallOutcome(Verdict.CRASHED, message="the interpreter died during this call")
 
     def captured_output(self) -> str:
         """What the student's code printed (capped), up to the last reply, or up to
