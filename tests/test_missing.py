@@ -3,8 +3,9 @@ names that cell and its error, which is what the student has to fix."""
 
 from __future__ import annotations
 
-from grader.pipeline import grading
-from grader.results import CheckStatus
+from grader.model import Visibility
+from grader.pipeline import grading, vocabulary
+from grader.results import CheckStatus, Verdict
 from grader.spec import registry
 from tests.helpers.book import BOOK_SETUP, BOOK_SOFTMAX_COLS
 from tests.helpers.corpus import CORPUS, FAST
@@ -19,8 +20,14 @@ SELF_ATTENTION = '''def self_attention(X,omega_v, omega_q, omega_k, beta_v, beta
 
 
 def _messages(result, name):
+    """The messages of an exercise's public checks (a hidden one says only its closed
+    vocabulary's: not written, as the public case says in full), and its status."""
     (exercise,) = [e for e in result.exercises if e.name == name]
-    return {check.message for check in exercise.checks}, exercise.status
+    hidden = {c.message for c in exercise.checks if c.visibility is Visibility.HIDDEN}
+    assert hidden <= {vocabulary.message(Verdict.NOT_WRITTEN, same_as_public=True)} or \
+        exercise.status is not CheckStatus.MISSING
+    return {c.message for c in exercise.checks
+            if c.visibility is Visibility.PUBLIC}, exercise.status
 
 
 def test_a_module_that_does_not_parse_names_its_error_for_the_function_it_defines():
@@ -29,7 +36,7 @@ def test_a_module_that_does_not_parse_names_its_error_for_the_function_it_define
     assert status is CheckStatus.MISSING
     assert messages == {"no function named softmax is defined: the module defines it, but did "
                         "not run (SyntaxError: invalid syntax (line 4)); fix that first"}
-    # A function the module never defines is simply missing, as before.
+    # A function the module never defines is simply missing.
     messages, _ = _messages(result, "self_attention")
     assert messages == {"no function named self_attention is defined (it belongs in "
                         "udl_attention_12_1.ipynb)"}

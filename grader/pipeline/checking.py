@@ -168,9 +168,7 @@ def _failed_call(exercise: Exercise, case: Case, outcome: CallOutcome, context: 
     assert outcome.failure is not None
     diagnosis = diagnose.of_error(exercise, outcome.unattempted, inputs, context.reads,
                                   context.example)
-    message = outcome.message
-    if outcome.failure is Verdict.NOT_WRITTEN and exercise.notebook:
-        message += f" (it belongs in {exercise.notebook})"
+    message = outcome.message  # a missing function's home is said by `missing.explain`
     if case.visibility is Visibility.PUBLIC:
         message = layout_hint.explain(layout, outcome.error, outcome.message, message)
     return scoring.failed_check(case.name, exercise, outcome.failure, message,

@@ -181,7 +181,8 @@ def _grade(path: Path, assignment: Assignment, options: Options,
             exercises = tuple(vocabulary.close(result, exercise) for result, exercise in zip(
                 missing.explain([replace(checking.exercise_result(exercise, calls),
                                          fingerprint=prints[exercise.name])
-                                 for exercise in assignment.exercises], submission, cells),
+                                 for exercise in assignment.exercises], submission, cells,
+                                {e.name: e.notebook for e in assignment.exercises}),
                 assignment.exercises, strict=True))
             output, hidden_output = checking.outputs(session.captured_output(), calls,
                                                      options.limits.output_bytes,

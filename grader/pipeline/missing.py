@@ -8,7 +8,7 @@ for a typo in its name; the cell's own error is what to fix. Pure: results in, r
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from grader.results import CellResult, CellStatus, CheckStatus, ExerciseResult
@@ -23,22 +23,29 @@ def _defining(name: str, submission: Submission) -> list[int]:
 
 
 def explain(exercises: Sequence[ExerciseResult], submission: Submission,
-            cells: Sequence[CellResult]) -> tuple[ExerciseResult, ...]:
+            cells: Sequence[CellResult], homes: Mapping[str, str] | None = None
+            ) -> tuple[ExerciseResult, ...]:
     """The exercises, with each missing one's message naming the cell that defines it and
-    did not run, and that cell's error; the others as they are."""
+    did not run, and that cell's error; else the notebook it belongs in (`homes`: exercise
+    name -> notebook, for an assignment of several); the others as they are."""
     by_index = {cell.index: cell for cell in cells}
     explained = []
     for exercise in exercises:
-        failed = [by_index[i] for i in _defining(exercise.name, submission)
-                  if i in by_index and by_index[i].status is not CellStatus.OK]
-        if exercise.status is not CheckStatus.MISSING or not failed:
+        if exercise.status is not CheckStatus.MISSING:
             explained.append(exercise)
             continue
-        cell = failed[-1]
-        why = cell.message.splitlines()[0].split("; ")[0] if cell.message else cell.status.value
-        checks = tuple(
-            replace(check, message=re.sub(r" \(it belongs in [^)]*\)$", "", check.message)
-                    + f": {cell.where} defines it, but did not run ({why}); fix that first")
-            if check.status is CheckStatus.MISSING else check for check in exercise.checks)
+        failed = [by_index[i] for i in _defining(exercise.name, submission)
+                  if i in by_index and by_index[i].status is not CellStatus.OK]
+        home = (homes or {}).get(exercise.name, "")
+        if failed:
+            cell = failed[-1]
+            why = cell.message.splitlines()[0].split("; ")[0] if cell.message \
+                else cell.status.value
+            said = f": {cell.where} defines it, but did not run ({why}); fix that first"
+        else:
+            said = f" (it belongs in {home})" if home else ""
+        checks = tuple(replace(check, message=check.message + said)
+                       if check.status is CheckStatus.MISSING else check
+                       for check in exercise.checks)
         explained.append(replace(exercise, checks=checks))
     return tuple(explained)
