@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.classwork import cellerrors
+from grader.classreport import cellerrors
 from grader.pipeline import hints
 
 

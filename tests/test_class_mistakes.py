@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from grader import cli
-from grader.classwork import classpage, classreport
-from grader.classwork.gradebook import Row
-from grader.classwork.mistakes import Source, tally
+from grader.classreport import page as classpage
+from grader.classreport import stats as classreport
+from grader.classreport.mistakes import Source, tally
+from grader.gradebook import Row
 from tests.helpers.book import BOOK_SETUP, BOOK_SOFTMAX_COLS
 
 SCALED = "scaled_dot_product_self_attention"

@@ -15,8 +15,9 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from grader import cli, result_json
-from grader.classwork import classpage, classreport
-from grader.classwork.gradebook import FILENAME, Gradebook, Row
+from grader.classreport import page as classpage
+from grader.classreport import stats as classreport
+from grader.gradebook import FILENAME, Gradebook, Row
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits
 from grader.spec import references, registry

@@ -10,8 +10,7 @@ import re
 
 import pytest
 
-from grader import cli
-from grader.classwork import gradebook
+from grader import cli, gradebook
 from grader.cli import parser
 from grader.sandbox.limits import Engine, Limits, OnError
 from tests.conftest import ROOT
@@ -263,7 +262,7 @@ OTHER_PROGRAMS = {
     "pip (autograder.py)": {"--break-system-packages"},
     "dask worker (distributed.py)": {"--nworkers", "--nthreads"},
     "IPython's %%capture (shell.py)": {"--no-stdout", "--no-stderr"},
-    "git (classwork/ingest/git.py)": {"--git-dir", "--no-pager"},
+    "git (ingest/git.py)": {"--git-dir", "--no-pager"},
 }
 
 
@@ -331,8 +330,8 @@ def test_export_formats_are_the_gradebooks():
 
 
 def test_reports_in_a_folder_are_named_as_a_batch_names_them(tmp_path):
-    from grader.classwork.batch import write_outputs
-    from grader.classwork.jobs import Graded, Job
+    from grader.batch.batch import write_outputs
+    from grader.batch.jobs import Graded, Job
 
     folder = tmp_path / "subs"
     folder.mkdir()

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from grader.classwork.gradebook import FILENAME, Gradebook
+from grader.gradebook import FILENAME, Gradebook
 from tests.helpers.command import run
 from tests.helpers.term import book, canvas_roster, moodle_roster, result, table
 

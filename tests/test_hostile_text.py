@@ -15,8 +15,9 @@ import shutil
 from pathlib import Path
 
 from grader import cli, result_json
-from grader.classwork import autograder, batch, jobs
-from grader.classwork.gradebook import Gradebook
+from grader.batch import batch, jobs
+from grader.gradebook import Gradebook
+from grader.gradescope import autograder
 from grader.model import Visibility
 from grader.pipeline import grading
 from grader.report import gradescope_results, html, junit, markdown, terminal

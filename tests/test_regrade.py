@@ -7,8 +7,8 @@ import json
 import sqlite3
 
 from grader import result_json
-from grader.classwork import regrade
-from grader.classwork.gradebook import FILENAME
+from grader.batch import regrade
+from grader.gradebook import FILENAME
 from tests.helpers.classes import small_class
 from tests.helpers.command import run
 from tests.helpers.term import result

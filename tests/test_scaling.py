@@ -15,8 +15,8 @@ import shutil
 
 import pytest
 
-from grader.classwork import batch
-from grader.classwork.gradebook import Gradebook
+from grader.batch import batch
+from grader.gradebook import Gradebook
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits
 from grader.spec import registry

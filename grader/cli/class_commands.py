@@ -9,21 +9,22 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from grader import text
-from grader.classwork import gradebook, origins
+from grader import gradebook, text
 from grader.cli.output import write
 from grader.errors import UsageError
+from grader.gradebook import origins
 from grader.pipeline import grading
 from grader.report import terminal
 from grader.spec import registry
 
 if TYPE_CHECKING:
-    from grader.classwork import similarity
+    from grader import similarity
 
 
 def cmd_class_report(args: argparse.Namespace, out: TextIO) -> int:
     """`grade gradebook report`: what the class got wrong, for the instructor."""
-    from grader.classwork import classpage, classreport
+    from grader.classreport import page as classpage
+    from grader.classreport import stats as classreport
 
     recorded = gradebook.existing(Path(args.out)).recorded(args.assignment)
     names = sorted({row.assignment for row, _ in recorded})
@@ -61,7 +62,7 @@ def cmd_class_report(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_gradescope(args: argparse.Namespace, out: TextIO) -> int:
     """`grade gradescope build` writes the bundle; `grade gradescope run` grades inside it."""
-    from grader.classwork import autograder
+    from grader.gradescope import autograder
 
     assignment = registry.get(args.assignment)
     if args.action == "build":
@@ -79,7 +80,7 @@ def cmd_similar(args: argparse.Namespace, out: TextIO) -> int:
     """`grade gradebook similar`: pairs of students ranked by the rare code they share."""
     import json
 
-    from grader.classwork.similarity import shown
+    from grader.similarity import shown
 
     ranking = _similarity(args)
     if args.json:
@@ -91,7 +92,7 @@ def cmd_similar(args: argparse.Namespace, out: TextIO) -> int:
 def _similarity(args: argparse.Namespace) -> similarity.Ranking:
     """The ranking that `--submissions` (or where the batch recorded it read them),
     `--stubs` and `--threshold` ask for."""
-    from grader.classwork import similarity
+    from grader import similarity
     from grader.spec.layout import Layout
 
     if not 0 < args.threshold <= 1:
@@ -115,7 +116,7 @@ def _origin(args: argparse.Namespace, book: gradebook.Gradebook, assignment: str
     """Where to find the students' files: `--submissions` (a folder, or a zip unpacked as
     the batch unpacks it), read in the layout the batch recorded; else the folder the batch
     recorded."""
-    from grader.classwork import finding
+    from grader.batch import finding
 
     recorded = origins.recalled(book, assignment)
     if args.submissions:

@@ -160,7 +160,7 @@ def _check_feedback(args: argparse.Namespace) -> None:
 
 def _write_feedback(args: argparse.Namespace, results: list[Result], out: TextIO) -> None:
     """Each graded notebook with its feedback cells, where `--feedback` says."""
-    from grader.classwork import feedback_files
+    from grader.batch import feedback_files
 
     target = Path(args.feedback)
     for result in results:
@@ -212,8 +212,10 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
     """`grade batch`: a folder or zip of submissions into a gradebook; exit 1 when one could not be
     graded."""
-    from grader.classwork import batch, finding, gradebook, identities  # sqlite: a batch only
+    from grader import gradebook  # sqlite: a batch only
+    from grader.batch import batch, finding
     from grader.cli import term_commands
+    from grader.gradebook import identities
 
     assignment = registry.get(args.assignment)
     found = term_commands.read_roster(args)  # a bad roster stops it before any grading

@@ -27,7 +27,7 @@ EXPORT_FORMATS = ("csv", "canvas", "moodle")
 """`grade gradebook export --format`: those of `gradebook.FORMATS` (a test keeps them equal),
 named here so that parsing imports no gradebook."""
 BATCH_SOURCES = ("canvas", "moodle", "gradescope", "git", "folder")
-"""`grade batch --from`: `grader.classwork.ingest.recognise.PLATFORMS` (a test holds them equal)."""
+"""`grade batch --from`: `grader.ingest.recognise.PLATFORMS` (a test holds them equal)."""
 
 
 E = TypeVar("E", bound=enum.Enum)

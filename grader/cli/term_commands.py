@@ -10,19 +10,12 @@ import math
 from pathlib import Path
 from typing import Any, TextIO
 
-from grader import text
-from grader.classwork import (
-    exports,
-    gradebook,
-    grades,
-    identities,
-    overrides,
-    policy,
-    roster,
-    times,
-)
+from grader import gradebook, text
+from grader.batch import times
 from grader.cli.output import write
 from grader.errors import UsageError
+from grader.gradebook import identities
+from grader.term import exports, grades, overrides, policy, roster
 
 
 def read_roster(args: argparse.Namespace) -> roster.Roster | None:

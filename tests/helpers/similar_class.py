@@ -364,8 +364,8 @@ def record(submissions: Path, out: Path, assignment: str = "udl_attention",
     hashes. Returns the number of rows."""
     import sqlite3
 
-    from grader.classwork import finding, origins
-    from grader.classwork.gradebook import FILENAME, Gradebook
+    from grader.batch import finding
+    from grader.gradebook import FILENAME, Gradebook, origins
 
     book = Gradebook(out)
     folder, _ = finding.source_folder(submissions, out)

@@ -8,7 +8,7 @@ import io
 from datetime import datetime
 from pathlib import Path
 
-from grader.classwork.gradebook import Gradebook
+from grader.gradebook import Gradebook
 from grader.model import Visibility
 from grader.results import CheckResult, CheckStatus, ExerciseResult, Result, ResultStatus
 

@@ -1,0 +1,203 @@
+"""Final grades: the recorded raw scores, with the roster, the time policy and the overrides
+applied on top. Computed afresh at every export and report; nothing here is stored.
+
+final = raw (with exercise overrides) - the late penalty, or an assignment's override. A
+student on the roster with no submission gets a grade of 0, status "missing"; a submission
+whose student is not on the roster keeps its grade and is listed in `Sheet.strangers`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from grader.gradebook import Row
+from grader.term import policy
+from grader.term.overrides import Entry, in_force
+from grader.term.roster import Roster, Student
+
+CANVAS_LATE = ("Canvas marked it late; no submission time was given, so no penalty was "
+               "computed: pass --times")
+"""The explanation of a submission Canvas's download marked `_LATE`, with no time known."""
+
+
+@dataclass(frozen=True)
+class Grade:
+    """One student's grade on one assignment, and how it came about."""
+
+    student: str
+    """The gradebook's key for the student, or the roster's id when there is no submission."""
+    assignment: str
+    """The assignment."""
+    status: str
+    """"graded", "error" (could not be graded) or "missing" (on the roster, no submission)."""
+    raw: float
+    """Points earned, with exercise overrides applied: what the penalty is taken from."""
+    max_score: float
+    """Points available."""
+    penalty: float
+    """Points taken off for lateness."""
+    final: float
+    """The grade that is exported."""
+    lateness: policy.Lateness
+    """The deadline that applied, how late, and the explanation."""
+    submitted_at: datetime | None = None
+    """When it was handed in (UTC), if known."""
+    roster: Student | None = None
+    """The roster's row for the student, when there is a roster and it has them."""
+    submission: str = ""
+    """The recorded submission."""
+    notes: tuple[str, ...] = ()
+    """The overrides applied, one line each."""
+    graded: float | None = None
+    """The score as graded, before any override (None: same as `raw`)."""
+
+    @property
+    def summary(self) -> str:
+        """The one-line summary that goes in a comment column."""
+        parts = [f"{self.status}: {_num(self.final)}/{_num(self.max_score)}"]
+        if self.raw != self.final:
+            parts.append(f"raw {_num(self.raw)}")
+        parts += [text for text in (self.lateness.explanation, *self.notes) if text]
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """Every grade, and the students the roster does not know."""
+
+    grades: tuple[Grade, ...]
+    """Ordered by student, then assignment; roster students in the roster's order."""
+    strangers: tuple[str, ...] = ()
+    """Gradebook students that match no roster row."""
+    platform: str = ""
+    """The roster's platform, or "" without a roster."""
+    maxima: dict[str, float] = field(default_factory=dict)
+    """Points available per assignment."""
+
+
+def compute(recorded: Sequence[tuple[Row, dict[str, Any]]], roster: Roster | None = None,
+            rules: policy.Policy | None = None,
+            extensions: Mapping[str, datetime] | None = None,
+            entries: Sequence[Entry] = (), assignment: str | None = None,
+            aliases: Mapping[str, Sequence[str]] | None = None,
+            marked_late: Collection[tuple[str, str]] = ()) -> Sheet:
+    """The grade sheet of a gradebook's results. `aliases` are what else each student is
+    known by (`identities.aliases`), for the roster; `marked_late` the (student, assignment)s
+    a platform marked late without giving a time (Canvas's `_LATE`)."""
+    rules = rules or policy.Policy()
+    chosen: dict[tuple[str, str], tuple[Row, dict[str, Any]]] = {}
+    for row, stored in recorded:
+        pair = (row.student, row.assignment)
+        if pair not in chosen or row.score > chosen[pair][0].score:
+            chosen[pair] = (row, stored)
+    assignments = sorted({a for _, a in chosen} | ({assignment} if assignment else set()))
+    maxima = {a: max((r.max_score for r, _ in recorded if r.assignment == a), default=0.0)
+                 for a in assignments}
+    keys: list[str] = sorted({student for student, _ in chosen})
+    matched, strangers = roster.match(keys, aliases) if roster else ({}, [])
+    forced = in_force(entries)
+    extensions = extensions or {}
+    grades: list[Grade] = []
+    order = list(roster.students) if roster else []
+    by_student: dict[str, list[str]] = {}
+    for key in keys:
+        if key in matched:
+            by_student.setdefault(matched[key].key, []).append(key)
+    for person in order:
+        mine = by_student.get(person.key, [])
+        for name in assignments:
+            found = [chosen[k, name] for k in mine if (k, name) in chosen]
+            if found:
+                row, stored = max(found, key=lambda pair: pair[0].score)
+                grades.append(_grade(row, stored, person, rules, extensions, forced,
+                                     marked_late))
+            else:
+                grades.append(_missing(person, name, maxima[name], rules, extensions,
+                                       forced))
+    for key in keys if roster is None else strangers:
+        for name in assignments:
+            if (key, name) in chosen:
+                grades.append(_grade(*chosen[key, name], None, rules, extensions, forced,
+                                     marked_late))
+    return Sheet(tuple(grades), tuple(strangers), roster.platform if roster else "",
+                 maxima)
+
+
+def _identities(key: str, student: Student | None) -> list[str]:
+    found = [key.lower()]
+    if student is not None:
+        found += [student.key.lower(), *student.ids]
+    return found
+
+
+def _extension(names: Sequence[str], student: Student | None,
+               extensions: Mapping[str, datetime]) -> datetime | None:
+    for name in names:
+        if name in extensions:
+            return extensions[name]
+    return student.extension if student else None
+
+
+def _override(names: Sequence[str], assignment: str, exercise: str,
+              forced: Mapping[tuple[str, str, str], Entry]) -> Entry | None:
+    for name in names:
+        if (name, assignment, exercise) in forced:
+            return forced[name, assignment, exercise]
+    return None
+
+
+def _grade(row: Row, stored: dict[str, Any], student: Student | None, rules: policy.Policy,
+           extensions: Mapping[str, datetime],
+           forced: Mapping[tuple[str, str, str], Entry],
+           marked_late: Collection[tuple[str, str]] = ()) -> Grade:
+    names = _identities(row.student, student)
+    raw, notes = row.score, []
+    for exercise in stored.get("exercises", []):
+        entry = _override(names, row.assignment, exercise["name"], forced)
+        if entry is not None and entry.points is not None:
+            raw += entry.points - exercise["score"]
+            notes.append(_note(entry, exercise["score"]))
+    lateness = policy.assess(rules, row.submitted_at, _extension(names, student, extensions))
+    if row.submitted_at is None and (row.student, row.assignment) in marked_late:
+        lateness = replace(lateness, explanation=CANVAS_LATE + (
+            f" (the deadline of {policy.when(lateness.deadline)})" if lateness.deadline
+            else ""))
+    penalty = round(raw * lateness.percent / 100, 6)
+    final = round(raw - penalty, 6)
+    whole = _override(names, row.assignment, "", forced)
+    if whole is not None and whole.points is not None:
+        notes.append(_note(whole, final))
+        final = whole.points
+    return Grade(row.student, row.assignment, row.status, round(raw, 6), row.max_score,
+                 penalty, final, lateness, row.submitted_at, student, row.submission, tuple(notes),
+                 row.score)
+
+
+def _missing(student: Student, assignment: str, maximum: float, rules: policy.Policy,
+             extensions: Mapping[str, datetime],
+             forced: Mapping[tuple[str, str, str], Entry]) -> Grade:
+    names = _identities(student.key, student)
+    deadline = _extension(names, student, extensions) or rules.due
+    lateness = policy.Lateness(deadline, False, timedelta(0), 0.0, "no submission" + (
+        f" by the deadline of {policy.when(deadline)}" if deadline else ""))
+    final, notes = 0.0, []
+    whole = _override(names, assignment, "", forced)
+    if whole is not None and whole.points is not None:
+        notes.append(_note(whole, 0.0))
+        final = whole.points
+    return Grade(student.key, assignment, "missing", 0.0, maximum, 0.0, final, lateness,
+                 roster=student, notes=tuple(notes))
+
+
+def _note(entry: Entry, before: float) -> str:
+    what = f"{entry.exercise} " if entry.exercise else ""
+    return (f"override {what}{_num(before)} -> {_num(entry.points or 0.0)} by {entry.by} "
+            f"on {entry.at[:10]}: {entry.reason}")
+
+
+def _num(value: float) -> str:
+    """Points as the result JSON has them: 12.333333, never 12.3333, and 2 for 2.0."""
+    return f"{value:.15g}"
