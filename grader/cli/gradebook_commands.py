@@ -1,21 +1,26 @@
-"""The commands of a term's grades: `grade gradebook export` (with the roster, the time policy
-and the overrides applied), `grade gradebook override` and `grade gradebook log`."""
+"""The `grade gradebook` commands, on what a batch recorded: `export` (the grades, with the
+roster, the time policy and the overrides applied), `override` and `log` (grades given by
+hand), `report` (what the class got wrong) and `similar` (pairs of students ranked by the
+code they share)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import getpass
 import math
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from grader import gradebook, text
-from grader.batch import times
 from grader.cli.output import write
 from grader.errors import UsageError
-from grader.gradebook import identities
+from grader.gradebook import identities, origins
 from grader.term import exports, grades, overrides, policy, roster
+
+if TYPE_CHECKING:
+    from grader import similarity
 
 
 def read_roster(args: argparse.Namespace) -> roster.Roster | None:
@@ -23,13 +28,6 @@ def read_roster(args: argparse.Namespace) -> roster.Roster | None:
     if not getattr(args, "roster", None):
         return None
     return roster.read(Path(args.roster), policy.parse_zone(getattr(args, "timezone", None)))
-
-
-def read_times(args: argparse.Namespace) -> times.Times | None:
-    """The --times file, read, or None."""
-    if not getattr(args, "times", None):
-        return None
-    return times.read(Path(args.times), policy.parse_zone(getattr(args, "timezone", None)))
 
 
 def sheet(args: argparse.Namespace, book: gradebook.Gradebook,
@@ -206,3 +204,94 @@ def grades_markdown(found: grades.Sheet) -> str:
         lines += ["", "Not on the roster: " + ", ".join(text.one_line(s)
                                                        for s in found.strangers)]
     return "\n".join(lines) + "\n"
+
+
+def cmd_class_report(args: argparse.Namespace, out: TextIO) -> int:
+    """`grade gradebook report`: what the class got wrong, for the instructor."""
+    from grader.classreport import page, stats
+
+    recorded = gradebook.existing(Path(args.out)).recorded(args.assignment)
+    names = sorted({row.assignment for row, _ in recorded})
+    if len(names) > 1:
+        raise UsageError(f"{Path(args.out) / gradebook.FILENAME} holds {', '.join(names)}: "
+                         "pass --assignment NAME for one of them")
+    report = stats.build(args.assignment or (names[0] if names else ""), recorded)
+    if args.submissions:
+        report = dataclasses.replace(report, similarity=_similarity(args))
+    elif names:
+        try:  # where the batch read them; a report without it is still a report
+            report = dataclasses.replace(report, similarity=_similarity(args))
+        except UsageError as exc:
+            args.err.write(f"grade: the report has no side-by-side comparison of similar "
+                           f"submissions: {text.one_line(str(exc))}\n")
+    targets = ((args.html, page.html), (args.md, page.markdown),
+               (args.json, page.render_json))
+    for target, render in targets:
+        if target:
+            write(target, render(report))
+    if not any(target for target, _ in targets):
+        out.write(page.markdown(report))
+    if any(getattr(args, flag) for flag in ("roster", "due", "late", "extensions")):
+        found = sheet(args, gradebook.existing(Path(args.out)), args.assignment)
+        table = grades_markdown(found)
+        if args.md:
+            with open(args.md, "a", encoding="utf-8") as stream:
+                stream.write(table)
+        if not any(target for target, _ in targets):
+            out.write(table)
+    return 0
+
+
+def cmd_similar(args: argparse.Namespace, out: TextIO) -> int:
+    """`grade gradebook similar`: pairs of students ranked by the rare code they share."""
+    import json
+
+    from grader.similarity import shown
+
+    ranking = _similarity(args)
+    if args.json:
+        write(args.json, json.dumps(shown.to_dict(ranking), indent=2))
+    out.write(shown.terminal(ranking, args.top))
+    return 0
+
+
+def _similarity(args: argparse.Namespace) -> similarity.Ranking:
+    """The ranking that `--submissions` (or where the batch recorded it read them),
+    `--stubs` and `--threshold` ask for."""
+    from grader import similarity
+    from grader.spec.layout import Layout
+
+    if not 0 < args.threshold <= 1:
+        raise UsageError(f"--threshold {args.threshold:g}: give a score between 0 and 1, "
+                         f"for example {similarity.THRESHOLD:g}")
+    book = gradebook.existing(Path(args.out))
+    rows = book.rows(args.assignment)
+    names = sorted({row.assignment for row in rows})
+    if len(names) > 1:
+        raise UsageError(f"{book.path} holds {', '.join(names)}: pass --assignment NAME for "
+                         "one of them")
+    if not names:
+        raise UsageError(f"{book.path}: no result to compare; run `grade batch` first")
+    stubs = Path(args.stubs) if args.stubs else Layout.current().exercises
+    return similarity.of_batch(names[0], rows, _origin(args, book, names[0]), stubs,
+                               args.threshold)
+
+
+def _origin(args: argparse.Namespace, book: gradebook.Gradebook, assignment: str
+            ) -> origins.Origin:
+    """Where to find the students' files: `--submissions` (a folder, or a zip unpacked as
+    the batch unpacks it), read in the layout the batch recorded; else the folder the batch
+    recorded."""
+    from grader.batch import finding
+
+    recorded = origins.recalled(book, assignment)
+    if args.submissions:
+        folder, _ = finding.source_folder(Path(args.submissions), Path(args.out))
+        if recorded is None:
+            return origins.Origin(folder, None)
+        return dataclasses.replace(recorded, folder=folder)
+    if recorded is None:
+        raise UsageError(f"{book.path}: no batch recorded where the submissions of "
+                         f"{assignment} are (it was graded before grade batch kept that); "
+                         "pass --submissions with the folder that grade batch graded")
+    return recorded
