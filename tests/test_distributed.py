@@ -170,7 +170,7 @@ def test_rows_and_reports_equal_a_local_batch(local, two_workers, tmp_path, monk
     assert rows(tmp_path / "out") == expected
     assert reports(tmp_path / "out") == written
     big = {row.student: data for row, data in Gradebook(tmp_path / "out").recorded()}["ivan"]
-    assert big["error"] == (
+    assert big.error == (
         f"{folder / 'ivan_big.py'}: is 0.6 MB, over the 0.5 MB limit for a submission file "
         "(--max-submission-mb); clear the outputs (Cell > All Output > Clear) and hand it in "
         "again")
@@ -293,8 +293,8 @@ def test_a_submission_that_kills_its_worker_twice_is_an_error(local, two_workers
     assert rows(tmp_path / "out", ("mallory",), moved=(killer, folder)) == expected
     mallory = {row.student: data for row, data in Gradebook(tmp_path / "out").recorded()}[
         "mallory"]
-    assert (mallory["status"], mallory["score"], mallory["grader_failed"]) == ("error", 0, True)
-    assert mallory["error"] == (f"{killer / 'mallory_udl.py'}: the Dask worker grading it "
+    assert (mallory.status.value, mallory.score, mallory.grader_failed) == ("error", 0, True)
+    assert mallory.error == (f"{killer / 'mallory_udl.py'}: the Dask worker grading it "
                                 "died, twice (the grader's process, not the sandbox); grade "
                                 "it alone with `grade run` to see why")
 

@@ -19,7 +19,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from grader import result_json, text
 from grader.batch import finding, regrade, times
@@ -174,7 +174,7 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
 
 def _grade_all(pool: Pool, todo: Sequence[Job], out: Path, book: Gradebook,
                report: Callable[[Job, Result], None], feedback: Limits | None = None,
-               before: dict[tuple[str, str], dict[str, Any]] | None = None,
+               before: dict[tuple[str, str], Result] | None = None,
                changes: list[regrade.Change] | None = None) -> int:
     """Grade `todo` in `pool`, writing and recording each result as it comes; the number of
     errors. Each result that replaces one in `before` is compared with it first, and what
@@ -203,8 +203,7 @@ def _grade_all(pool: Pool, todo: Sequence[Job], out: Path, book: Gradebook,
                     write_outputs(out, job, graded, feedback)
                     old = (before or {}).get((job.student, job.relative))
                     change = None if old is None else regrade.compare(
-                        job.student, job.relative, old,
-                        result_json.to_dict(graded.result, instructor=True))
+                        job.student, job.relative, old, graded.result)
                     if change is not None and changes is not None:
                         changes.append(change)
                 record([(job.student, job.relative, graded.result, job.submitted_at)

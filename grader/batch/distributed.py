@@ -5,8 +5,8 @@ reports and records the results in its gradebook exactly as it does with threads
 each submission is graded changes.
 
 - A submission travels as its files' bytes with its `Job` (names and hashes), and comes back
-  as JSON text: the result (the instructor's `grader.result_json`, which reads back whole) and
-  its HTML and Markdown reports, rendered on the worker.
+  as text: the result as the instructor's JSON (`grader.result_json`, which reads back whole
+  as the same `Result`) and its HTML and Markdown reports, rendered on the worker.
 - A Dask worker grades it as a thread of a local batch does (`jobs.grade_job`), from a copy
   of the files in a temporary folder: `grading.grade` runs the student's code in the sandbox,
   never in the Dask worker's own process, so a worker host needs the same Linux isolation as
@@ -25,7 +25,6 @@ each submission is graded changes.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import tempfile
@@ -120,9 +119,10 @@ class Grading(distributed.WorkerPlugin):
             self.zygotes = None
 
 
-def grade_remote(plugin: str, job: jobs.Job, parcels: tuple[tuple[bytes, int], ...]) -> str:
+def grade_remote(plugin: str, job: jobs.Job, parcels: tuple[tuple[bytes, int], ...]
+                 ) -> tuple[str, str, str]:
     """On a Dask worker: grade one submission from its files' `parcel`s, as a local batch
-    does; the result and its reports as JSON text."""
+    does; the result's JSON (the instructor's), and its HTML and Markdown reports."""
     worker = distributed.get_worker()
     grader = worker.plugins.get(plugin)
     if not isinstance(grader, Grading):
@@ -141,8 +141,7 @@ def grade_remote(plugin: str, job: jobs.Job, parcels: tuple[tuple[bytes, int], .
             copies.append(copy)
         graded = jobs.grade_job(job, grader.assignment, grader.options, grader.stored,
                                  tuple(copies))
-    return json.dumps({"result": result_json.to_dict(graded.result, instructor=True),
-                       "html": graded.html, "markdown": graded.markdown})
+    return result_json.render(graded.result, instructor=True), graded.html, graded.markdown
 
 
 def _configure(dask_scheduler: Any) -> None:
@@ -279,7 +278,7 @@ class Cluster:
         """What came back: the result and its reports, an error for a submission that killed
         two workers, or a GraderError that stops the batch."""
         try:
-            text = remote.result()
+            document, html, markdown = remote.result()
         except distributed.KilledWorker:
             return _killed(job, self.assignment)
         except GraderError:
@@ -288,9 +287,7 @@ class Cluster:
             raise GraderError(f"the Dask cluster failed to grade {job.relative} "
                               f"({type(exc).__name__}: {exc}); run the same command again: "
                               "it grades only what the gradebook is missing") from None
-        data = json.loads(text)
-        return jobs.Graded(result_json.from_dict(data["result"]), data["html"],
-                            data["markdown"])
+        return jobs.Graded(result_json.parse(document), html, markdown)
 
 
 def _killed(job: jobs.Job, assignment: Assignment) -> jobs.Graded:

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+
+from grader.results import Result
 
 
 @dataclass(frozen=True)
@@ -38,23 +39,20 @@ class Change:
                 f"/{_num(self.max_score)}" + (f" ({shown})" if shown else ""))
 
 
-def compare(student: str, submission: str, old: dict[str, Any],
-            new: dict[str, Any]) -> Change | None:
-    """The change between two stored results of one submission, or None when they agree on
-    the score and on every check's status and points."""
+def compare(student: str, submission: str, old: Result, new: Result) -> Change | None:
+    """The change between two results of one submission, or None when they agree on the
+    score and on every check's status and points."""
     before, after = _checks(old), _checks(new)
     checks = []
     for name in list(before) + [name for name in after if name not in before]:
         was, now = before.get(name), after.get(name)
         if was != now:
             checks.append(f"{name}: {_state(was)} -> {_state(now)}")
-    if old.get("status") != new.get("status"):
-        checks.insert(0, f"result: {old.get('status')} -> {new.get('status')}")
-    if not checks and old.get("score") == new.get("score"):
+    if old.status is not new.status:
+        checks.insert(0, f"result: {old.status.value} -> {new.status.value}")
+    if not checks and old.score == new.score:
         return None
-    return Change(student, submission, float(old.get("score", 0.0)),
-                  float(new.get("score", 0.0)), float(new.get("max_score", 0.0)),
-                  tuple(checks))
+    return Change(student, submission, old.score, new.score, new.max_score, tuple(checks))
 
 
 def save(out: Path, assignment: str, changes: Sequence[Change], compared: int) -> Path:
@@ -77,13 +75,12 @@ def summary(changes: Sequence[Change], compared: int, path: Path | None) -> list
     return [head, *(f"  {change.line()}" for change in changes)]
 
 
-def _checks(stored: dict[str, Any]) -> dict[str, tuple[str, float]]:
+def _checks(result: Result) -> dict[str, tuple[str, float]]:
     found = {}
-    for exercise in stored.get("exercises", []):
-        found[exercise["name"]] = (exercise.get("status", ""), exercise.get("score", 0.0))
-        for check in exercise.get("checks", []):
-            found[f"{exercise['name']}/{check['name']}"] = (check.get("status", ""),
-                                                             check.get("score", 0.0))
+    for exercise in result.exercises:
+        found[exercise.name] = (exercise.status.value, exercise.score)
+        for check in exercise.checks:
+            found[f"{exercise.name}/{check.name}"] = (check.status.value, check.score)
     return found
 
 

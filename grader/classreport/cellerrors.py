@@ -1,6 +1,6 @@
 """Cell errors across a class: the same exception and message, whoever's notebook raised it.
 
-Pure: stored JSON results in, groups out. A cell's message lists each failing statement
+Pure: results in, groups out. A cell's message lists each failing statement
 ("line 3: TypeError: ...; line 9: ..."); each is one error. Two errors are the same when
 their exception type and message agree once numbers are set aside (shapes and sizes differ
 from notebook to notebook); the line is where it happened, not what it is, since students
@@ -14,9 +14,9 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any
 
 from grader.pipeline import hints
+from grader.results import CellResult, CellStatus, Result
 
 MAX_MESSAGE = 200
 
@@ -95,27 +95,26 @@ def notes(message: str) -> list[tuple[int | None, str, str]]:
     return found
 
 
-def _where(cell: Mapping[str, Any]) -> str:
-    number, index = cell.get("number") or 0, cell.get("index") or 0
+def _where(cell: CellResult) -> str:
+    number, index = cell.number, cell.index
     where = f"code cell {number}" if number else "the module" if index else "the file"
-    file = cell.get("file") or ""
-    return f"{PurePath(file).name}, {where}" if file else where
+    return f"{PurePath(cell.file).name}, {where}" if cell.file else where
 
 
-def groups(results: Mapping[str, Mapping[str, Any]]) -> tuple[CellErrorGroup, ...]:
-    """The errors in the cells of stored JSON results (student -> result), grouped, the
-    most frequent first."""
+def groups(results: Mapping[str, Result]) -> tuple[CellErrorGroup, ...]:
+    """The errors in the cells of results (student -> result), grouped, the most frequent
+    first."""
     students: dict[tuple[str, str], set[str]] = defaultdict(set)
     places: dict[tuple[str, str], Counter[tuple[str, int | None]]] = defaultdict(Counter)
     shown: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     examples: dict[tuple[str, str], str] = {}
     found_hint: dict[tuple[str, str], str] = {}
     for student, result in results.items():
-        for cell in result.get("cells", []):
-            if cell.get("status") not in ("error", "timeout", "crashed"):
+        for cell in result.cells:
+            if cell.status not in (CellStatus.ERROR, CellStatus.TIMEOUT, CellStatus.CRASHED):
                 continue
             seen = set()
-            for line, kind, text in notes(str(cell.get("message", ""))):
+            for line, kind, text in notes(cell.message):
                 hint = hints.NUMPY2_SCALAR if hints.NUMPY2_SCALAR in text else ""
                 text = text.replace(f" ({hints.NUMPY2_SCALAR})", "")
                 normal = _NUMBER.sub("#", text)[:MAX_MESSAGE]

@@ -1,5 +1,5 @@
 """The class's own mistakes, told apart from what the notebook's given code or an unscored
-check says. Pure: stored JSON results in, counts out.
+check says. Pure: results in, counts out.
 
 A diagnosis counts as a student's mistake only on a scored check of an exercise the student
 writes. Everything else is advice, listed apart:
@@ -21,13 +21,10 @@ import enum
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from grader.assignments.variants import CATALOGUE
 from grader.pipeline.diagnose import UNATTEMPTED
-
-Stored = Mapping[str, Any]
-"""A stored JSON result (schema grader.result/1)."""
+from grader.results import CheckResult, ExerciseResult, Result
 
 
 class Source(str, enum.Enum):
@@ -84,30 +81,24 @@ class Advice:
         return len(self.names)
 
 
-def _find(result: Stored, name: str) -> Mapping[str, Any] | None:
-    return next((e for e in result.get("exercises", []) if e["name"] == name), None)
+def _find(result: Result, name: str) -> ExerciseResult | None:
+    return next((e for e in result.exercises if e.name == name), None)
 
 
-def scored(check: Mapping[str, Any]) -> bool:
-    """Whether a stored check is worth points (results written before "scored" was stored:
-    whether it had points to earn)."""
-    return bool(check.get("scored", check["max_score"] > 0))
-
-
-def _diagnoses(exercise: Mapping[str, Any] | None) -> list[tuple[Mapping[str, Any], str, str]]:
+def _diagnoses(exercise: ExerciseResult | None) -> list[tuple[CheckResult, str, str]]:
     """(check, id, message) of each diagnosed check, "unattempted" aside (not a mistake)."""
     found = []
-    for check in exercise["checks"] if exercise else ():
-        diagnosis = check.get("diagnosis")
-        if diagnosis and diagnosis["id"] != UNATTEMPTED:
-            found.append((check, str(diagnosis["id"]), str(diagnosis["message"])))
+    for check in exercise.checks if exercise else ():
+        diagnosis = check.diagnosis
+        if diagnosis and diagnosis.id != UNATTEMPTED:
+            found.append((check, diagnosis.id, diagnosis.message))
     return found
 
 
-def tally(order: Sequence[str], provided: Sequence[str], graded: Mapping[str, Stored]
+def tally(order: Sequence[str], provided: Sequence[str], graded: Mapping[str, Result]
           ) -> tuple[tuple[MisconceptionStats, ...], tuple[Advice, ...]]:
     """The class's own mistakes, most frequent first, and the advice apart, most frequent
-    first, from the stored results of the graded students (student -> result). `order` is
+    first, from the results of the graded students (student -> result). `order` is
     every exercise, in the assignment's order; `provided`, those the notebook gives."""
     # (exercise, id, None) for a student's own mistake, (exercise, id, source) for advice.
     who: dict[tuple[str, str, Source | None], set[str]] = defaultdict(set)
@@ -120,7 +111,7 @@ def tally(order: Sequence[str], provided: Sequence[str], graded: Mapping[str, St
             found = _diagnoses(_find(result, name))
             for check, id, message in found:
                 source = (Source.GIVEN if name in provided or id in given
-                          else None if scored(check) else Source.UNSCORED)
+                          else None if check.scored else Source.UNSCORED)
                 who[name, id, source].add(student)
                 said[name, id, source][message] += 1
             if name in provided:

@@ -14,17 +14,16 @@ from __future__ import annotations
 import enum
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from grader import gradebook
-from grader.classreport import cellerrors, mistakes
+from grader.classreport import cellerrors
 from grader.classreport.mistakes import Advice, MisconceptionStats, tally
 from grader.model import Visibility
 from grader.pipeline import scoring
 from grader.pipeline.diagnose import UNATTEMPTED
-from grader.results import ResultStatus
+from grader.results import CheckResult, CheckStatus, ExerciseResult, Result, ResultStatus
 from grader.similarity import Ranking
 
 BINS = 10
@@ -214,19 +213,14 @@ class ClassReport:
         return tuple(group for group in self.cell_errors if group.students >= least)
 
 
-Stored = Mapping[str, Any]
-"""A stored JSON result (schema grader.result/1)."""
-
-
-def build(assignment: str, recorded: Sequence[tuple[gradebook.Row, Stored]]) -> ClassReport:
-    """The class statistics of one assignment from the gradebook's rows and stored results."""
+def build(assignment: str, recorded: Sequence[gradebook.Recorded]) -> ClassReport:
+    """The class statistics of one assignment from the gradebook's rows and results."""
     mine = [(row, result) for row, result in recorded if row.assignment == assignment]
     stored = {(row.student, row.submission): result for row, result in mine}
     chosen = sorted(gradebook.best([row for row, _ in mine]).values(),
                     key=lambda row: row.student)
     scores = tuple(StudentScore(row.student, row.score, row.max_score, ResultStatus(row.status),
-                                row.submission, str(stored[row.student, row.submission]
-                                                    .get("error") or ""))
+                                row.submission, stored[row.student, row.submission].error or "")
                    for row in chosen)
     graded = {row.student: stored[row.student, row.submission] for row in chosen
               if row.status != "error"}
@@ -243,7 +237,7 @@ def build(assignment: str, recorded: Sequence[tuple[gradebook.Row, Stored]]) -> 
         misconceptions=misconceptions, advice=advice,
         cell_errors=cellerrors.groups(graded),
         similar=_similar(scored, graded),
-        fingerprinted=sum(all("fingerprint" in e for e in r.get("exercises", []))
+        fingerprinted=sum(any(e.fingerprint is not None for e in r.exercises)
                           for r in graded.values()),
         provided=provided)
 
@@ -251,64 +245,63 @@ def build(assignment: str, recorded: Sequence[tuple[gradebook.Row, Stored]]) -> 
 # --------------------------------------------------------------------------- exercises
 
 
-def _exercise_order(results: Any) -> list[str]:
+def _exercise_order(results: Iterable[Result]) -> list[str]:
     order: dict[str, None] = {}
     for result in results:
-        for exercise in result.get("exercises", []):
-            order.setdefault(exercise["name"], None)
+        for exercise in result.exercises:
+            order.setdefault(exercise.name, None)
     return list(order)
 
 
-def _find(result: Stored, name: str) -> Mapping[str, Any] | None:
-    return next((e for e in result.get("exercises", []) if e["name"] == name), None)
+def _find(result: Result, name: str) -> ExerciseResult | None:
+    return next((e for e in result.exercises if e.name == name), None)
 
 
-def _provided(name: str, results: Any) -> bool:
+def _provided(name: str, results: Iterable[Result]) -> bool:
     found = [e for r in results if (e := _find(r, name)) is not None]
-    return bool(found) and all(e["max_score"] == 0 for e in found)
+    return bool(found) and all(e.max_score == 0 for e in found)
 
 
-def attempted(exercise: Mapping[str, Any] | None) -> bool:
+def attempted(exercise: ExerciseResult | None) -> bool:
     """Whether a stored exercise result is the student's own code: defined, and either
     earning points or failing some check otherwise than the untouched stub does. A lookup
     table that answers one case and returns the stub's zeros elsewhere is written (#21)."""
-    if exercise is None or exercise["status"] == "missing":
+    if exercise is None or exercise.status is CheckStatus.MISSING:
         return False
-    if float(exercise["score"]) > 0:
+    if exercise.score > 0:
         return True
-    failed = [c for c in exercise["checks"] if not c["passed"]]
-    return not failed or any((c.get("diagnosis") or {}).get("id") != UNATTEMPTED
+    failed = [c for c in exercise.checks if not c.passed]
+    return not failed or any((c.diagnosis.id if c.diagnosis else None) != UNATTEMPTED
                              for c in failed)
 
 
-def _exercise(name: str, graded: Mapping[str, Stored]) -> ExerciseStats:
+def _exercise(name: str, graded: Mapping[str, Result]) -> ExerciseStats:
     found = [_find(result, name) for result in graded.values()]
-    points = [float(e["score"]) if e else 0.0 for e in found]
+    points = [e.score if e else 0.0 for e in found]
     distribution = Counter(round(p, 6) for p in points)
     return ExerciseStats(
-        name=name, max_score=max((float(e["max_score"]) for e in found if e), default=0.0),
+        name=name, max_score=max((e.max_score for e in found if e), default=0.0),
         graded=len(found), attempted=sum(attempted(e) for e in found),
-        passed=sum(e is not None and e["status"] == "passed" for e in found),
+        passed=sum(e is not None and e.status is CheckStatus.PASSED for e in found),
         mean_score=round(statistics.fmean(points), scoring.DECIMALS) if points else 0.0,
         distribution=tuple(sorted(distribution.items())))
 
 
-def _cases(name: str, graded: Mapping[str, Stored]) -> list[CaseStats]:
-    order: dict[str, Mapping[str, Any]] = {}
+def _cases(name: str, graded: Mapping[str, Result]) -> list[CaseStats]:
+    order: dict[str, CheckResult] = {}
     tried: Counter[str] = Counter()
     passed: Counter[str] = Counter()
     for result in graded.values():
         exercise = _find(result, name)
-        for check in exercise["checks"] if exercise else ():
-            order.setdefault(check["name"], check)
+        for check in exercise.checks if exercise else ():
+            order.setdefault(check.name, check)
             if attempted(exercise):
-                tried[check["name"]] += 1
-                passed[check["name"]] += bool(check["passed"])
+                tried[check.name] += 1
+                passed[check.name] += check.passed
     cases = []
     for case, first in order.items():
-        scored = mistakes.scored(first)
-        cases.append(CaseStats(name, case, Visibility(first["visibility"]), scored, tried[case],
-                               passed[case], _flag(scored, tried[case], passed[case])))
+        cases.append(CaseStats(name, case, first.visibility, first.scored, tried[case],
+                               passed[case], _flag(first.scored, tried[case], passed[case])))
     return cases
 
 
@@ -336,7 +329,7 @@ def _histogram(scores: list[float], top: float) -> tuple[Bin, ...]:
 # --------------------------------------------------------------------------- similarity
 
 
-def _similar(scored: list[str], graded: Mapping[str, Stored]) -> tuple[SimilarGroup, ...]:
+def _similar(scored: list[str], graded: Mapping[str, Result]) -> tuple[SimilarGroup, ...]:
     """Groups of students whose every written function has the same fingerprint."""
     by_code: dict[tuple[tuple[str, str], ...], list[str]] = defaultdict(list)
     sizes: dict[tuple[tuple[str, str], ...], int] = {}
@@ -344,10 +337,10 @@ def _similar(scored: list[str], graded: Mapping[str, Stored]) -> tuple[SimilarGr
         shared, nodes = [], 0
         for name in scored:
             exercise = _find(result, name)
-            print_ = exercise.get("fingerprint") if exercise and attempted(exercise) else None
+            print_ = exercise.fingerprint if exercise and attempted(exercise) else None
             if print_:
-                shared.append((name, str(print_["digest"])))
-                nodes += int(print_["nodes"])
+                shared.append((name, print_.digest))
+                nodes += print_.nodes
         if shared and nodes >= MIN_SIMILAR_NODES:
             by_code[tuple(shared)].append(student)
             sizes[tuple(shared)] = nodes

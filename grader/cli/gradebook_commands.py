@@ -11,7 +11,7 @@ import difflib
 import getpass
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from grader import gradebook, text
 from grader.cli.output import write
@@ -150,7 +150,7 @@ def _assignment(args: argparse.Namespace, names: set[str], book: gradebook.Grade
     return next(iter(names))
 
 
-def _student(name: str, mine: list[tuple[gradebook.Row, dict[str, Any]]],
+def _student(name: str, mine: list[gradebook.Recorded],
              found: roster.Roster | None, book: gradebook.Gradebook) -> str:
     """The student as the gradebook (or, with no submission, the roster) names them."""
     keys = sorted({row.student for row, _ in mine})
@@ -172,22 +172,21 @@ def _student(name: str, mine: list[tuple[gradebook.Row, dict[str, Any]]],
                                                       " (pass --roster for roster ids)"))
 
 
-def _points(exercise: str, chosen: tuple[gradebook.Row, dict[str, Any]] | None,
-            mine: list[tuple[gradebook.Row, dict[str, Any]]],
+def _points(exercise: str, chosen: gradebook.Recorded | None,
+            mine: list[gradebook.Recorded],
             assignment: str) -> tuple[float, float | None]:
     """What the exercise (or assignment) is worth, and what the student has now."""
     if not exercise:
         maximum = max((row.max_score for row, _ in mine), default=0.0)
         return maximum, chosen[0].score if chosen else None
-    exercises = {ex["name"]: ex for _, stored in mine for ex in stored.get("exercises", [])}
+    exercises = {ex.name: ex for _, stored in mine for ex in stored.exercises}
     if exercise not in exercises:
         close = difflib.get_close_matches(exercise, list(exercises), n=5, cutoff=0.4)
         raise UsageError(f"{assignment} has no exercise {exercise!r}; its exercises: "
                          f"{', '.join(sorted(exercises))}" +
                          (f" (did you mean {', '.join(close)}?)" if close else ""))
-    own = {ex["name"]: ex for ex in (chosen[1].get("exercises", []) if chosen else [])}
-    return float(exercises[exercise]["max_score"]), (
-        float(own[exercise]["score"]) if exercise in own else None)
+    own = {ex.name: ex for ex in (chosen[1].exercises if chosen else ())}
+    return exercises[exercise].max_score, own[exercise].score if exercise in own else None
 
 
 def grades_markdown(found: grades.Sheet) -> str:

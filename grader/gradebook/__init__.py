@@ -7,6 +7,14 @@ recorded `Row` with its `Result`, read back from its JSON by `grader.result_json
 above the gradebook reads a result's JSON.
 """
 
-from grader.gradebook.store import FILENAME, FORMATS, Gradebook, Row, best, existing
+from grader.gradebook.store import (
+    FILENAME,
+    FORMATS,
+    Gradebook,
+    Recorded,
+    Row,
+    best,
+    existing,
+)
 
-__all__ = ["FILENAME", "FORMATS", "Gradebook", "Row", "best", "existing"]
+__all__ = ["FILENAME", "FORMATS", "Gradebook", "Recorded", "Row", "best", "existing"]

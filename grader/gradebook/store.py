@@ -7,7 +7,9 @@ recorded. Exports pick each student's best submission.
 
 The raw score is all it keeps of grading: the submission time is kept beside it, and the
 time policy, the roster and the overrides (`grader.term.grades`) are applied on top at
-every export, never stored in it.
+every export, never stored in it. A result is stored as the instructor's JSON
+(`grader.result_json`) and read back here as the same `Result`: nothing above the gradebook
+reads that JSON.
 """
 
 from __future__ import annotations
@@ -78,6 +80,8 @@ class Row:
                    datetime.fromisoformat(when) if when else None)
 
 
+Recorded = tuple[Row, Result]
+"""A recorded result: its row, and the `Result` itself, read back from its JSON."""
 Graded = tuple[str, str, Result, "datetime | None"]
 """What a batch records: (student, submission, result, submission time or None)."""
 
@@ -164,10 +168,14 @@ class Gradebook:
         """Every recorded result, ordered by student and file."""
         return [Row.stored(*row) for row in self._select(ROW_COLUMNS, assignment)]
 
-    def recorded(self, assignment: str | None = None) -> list[tuple[Row, dict[str, Any]]]:
-        """Every recorded result with its stored JSON result, ordered by student and file."""
-        return [(Row.stored(*row[:-1]), json.loads(row[-1]))
-                for row in self._select(ROW_COLUMNS + ", result", assignment)]
+    def recorded(self, assignment: str | None = None) -> list[Recorded]:
+        """Every recorded result with its whole `Result`, ordered by student and file."""
+        found = []
+        for row in self._select(ROW_COLUMNS + ", result", assignment):
+            recorded = Row.stored(*row[:-1])
+            found.append((recorded, self._result(recorded.student, recorded.submission,
+                                                 row[-1])))
+        return found
 
     def _select(self, columns: str, assignment: str | None) -> list[tuple[Any, ...]]:
         query = f"SELECT {columns} FROM results"
@@ -179,12 +187,19 @@ class Gradebook:
             return db.execute(query + " ORDER BY student, assignment, submission",
                               args).fetchall()
 
-    def results(self) -> list[dict[str, object]]:
-        """The stored JSON results."""
-        with self._connect() as db:
-            found = db.execute("SELECT result FROM results ORDER BY student, assignment, "
-                               "submission").fetchall()
-        return [json.loads(stored) for (stored,) in found]
+    def results(self) -> list[Result]:
+        """The recorded results, ordered by student, assignment and file."""
+        return [result for _, result in self.recorded()]
+
+    def _result(self, student: str, submission: str, stored: str) -> Result:
+        """A stored result read back as the `Result` that was recorded: the one place the
+        class's side reads a result's JSON."""
+        try:
+            return result_json.parse(stored)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise UsageError(f"{self.path}: the result of {student}'s {submission} cannot be "
+                             f"read ({type(exc).__name__}: {exc}); grade it again with `grade "
+                             "batch ... --force`") from None
 
 
 def _row(student: str, submission: str, result: Result,

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
 
-from grader.gradebook import Row
+from grader.gradebook import Recorded, Row
+from grader.results import Result
 from grader.term import policy
 from grader.term.overrides import Entry, in_force
 from grader.term.roster import Roster, Student
@@ -78,7 +78,7 @@ class Sheet:
     """Points available per assignment."""
 
 
-def compute(recorded: Sequence[tuple[Row, dict[str, Any]]], roster: Roster | None = None,
+def compute(recorded: Sequence[Recorded], roster: Roster | None = None,
             rules: policy.Policy | None = None,
             extensions: Mapping[str, datetime] | None = None,
             entries: Sequence[Entry] = (), assignment: str | None = None,
@@ -88,7 +88,7 @@ def compute(recorded: Sequence[tuple[Row, dict[str, Any]]], roster: Roster | Non
     known by (`identities.aliases`), for the roster; `marked_late` the (student, assignment)s
     a platform marked late without giving a time (Canvas's `_LATE`)."""
     rules = rules or policy.Policy()
-    chosen: dict[tuple[str, str], tuple[Row, dict[str, Any]]] = {}
+    chosen: dict[tuple[str, str], Recorded] = {}
     for row, stored in recorded:
         pair = (row.student, row.assignment)
         if pair not in chosen or row.score > chosen[pair][0].score:
@@ -149,17 +149,17 @@ def _override(names: Sequence[str], assignment: str, exercise: str,
     return None
 
 
-def _grade(row: Row, stored: dict[str, Any], student: Student | None, rules: policy.Policy,
+def _grade(row: Row, stored: Result, student: Student | None, rules: policy.Policy,
            extensions: Mapping[str, datetime],
            forced: Mapping[tuple[str, str, str], Entry],
            marked_late: Collection[tuple[str, str]] = ()) -> Grade:
     names = _identities(row.student, student)
     raw, notes = row.score, []
-    for exercise in stored.get("exercises", []):
-        entry = _override(names, row.assignment, exercise["name"], forced)
+    for exercise in stored.exercises:
+        entry = _override(names, row.assignment, exercise.name, forced)
         if entry is not None and entry.points is not None:
-            raw += entry.points - exercise["score"]
-            notes.append(_note(entry, exercise["score"]))
+            raw += entry.points - exercise.score
+            notes.append(_note(entry, exercise.score))
     lateness = policy.assess(rules, row.submitted_at, _extension(names, student, extensions))
     if row.submitted_at is None and (row.student, row.assignment) in marked_late:
         lateness = replace(lateness, explanation=CANVAS_LATE + (
