@@ -80,3 +80,10 @@ def csv_cell(text: str) -> str:
     """`one_line` text that no spreadsheet reads as a formula: a risky start gets a `'`."""
     text = one_line(text)
     return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+
+def points(value: float) -> str:
+    """Points (and percentages) as the result JSON has them, in every table, page and
+    message: 12.333333, never 12.3333 (`scoring.shown` rounded them already), and 2 for 2.0."""
+    return f"{value:.15g}"

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from grader import cli, gradebook
+from grader import cli
 from grader.cli import parser
 from grader.sandbox.limits import Engine, Limits, OnError
 from tests.conftest import ROOT
@@ -325,8 +325,12 @@ def test_every_flag_readme_and_security_name_is_grades_or_another_programs():
     assert others.isdisjoint(accepted_flags())
 
 
-def test_export_formats_are_the_gradebooks():
-    assert parser.EXPORT_FORMATS == gradebook.FORMATS
+def test_the_export_formats_are_the_dialects_own():
+    from grader.term.exports import canvas, formats, moodle, plain
+
+    assert formats.FORMATS == (plain.NAME, canvas.NAME, moodle.NAME) == ("csv", "canvas",
+                                                                         "moodle")
+    assert parser.parse(["gradebook", "export", "--format", "moodle"]).format == "moodle"
 
 
 def test_reports_in_a_folder_are_named_as_a_batch_names_them(tmp_path):

@@ -172,7 +172,7 @@ ABOVE_THE_GRADEBOOK = ("cli", "selfcheck.py", "classreport", "gradescope", "auth
 """The parts of the package in the layers above `grader.gradebook`."""
 READS_OTHER_JSON = {
     "grader/cli/served.py": "the messages of `grade serve`'s socket",
-    "grader/term/exports.py": "its own record of the last export",
+    "grader/term/exports/files.py": "its own record of the last export",
     "grader/gradescope/autograder.py": "Gradescope's submission metadata",
     "grader/authoring/release.py": "a notebook, as nbformat writes it",
     "grader/authoring/leaks.py": "a released notebook",

@@ -23,7 +23,8 @@ from grader.model import Case, Exercise, Visibility
 from grader.pipeline import scoring
 from grader.report import gradescope_results
 from grader.results import CheckStatus, Result, ResultStatus
-from grader.term import exports, grades
+from grader.term import grades
+from grader.term.exports import files as exports
 
 
 def _inputs(rng):

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from grader import text
 from grader.results import Result
 
 
@@ -35,8 +36,8 @@ class Change:
         """One line of the summary."""
         shown = ", ".join(self.checks[:5]) + (f" and {len(self.checks) - 5} more"
                                               if len(self.checks) > 5 else "")
-        return (f"{self.student}: {_num(self.old_score)} -> {_num(self.new_score)}"
-                f"/{_num(self.max_score)}" + (f" ({shown})" if shown else ""))
+        return (f"{self.student}: {text.points(self.old_score)} -> {text.points(self.new_score)}"
+                f"/{text.points(self.max_score)}" + (f" ({shown})" if shown else ""))
 
 
 def compare(student: str, submission: str, old: Result, new: Result) -> Change | None:
@@ -85,8 +86,4 @@ def _checks(result: Result) -> dict[str, tuple[str, float]]:
 
 
 def _state(value: tuple[str, float] | None) -> str:
-    return "absent" if value is None else f"{value[0]} ({_num(value[1])} pts)"
-
-
-def _num(value: float) -> str:
-    return f"{value:.15g}"
+    return "absent" if value is None else f"{value[0]} ({text.points(value[1])} pts)"

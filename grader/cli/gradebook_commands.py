@@ -17,7 +17,8 @@ from grader import gradebook, text
 from grader.cli.output import write
 from grader.errors import UsageError
 from grader.gradebook import identities, origins
-from grader.term import exports, grades, overrides, policy, roster
+from grader.term import grades, overrides, policy, roster
+from grader.term.exports import files as exports
 
 if TYPE_CHECKING:
     from grader import similarity
@@ -105,21 +106,20 @@ def cmd_override(args: argparse.Namespace, out: TextIO) -> int:
             raise UsageError(f"points {args.target[-1]!r}: give a number of points, 0 or more")
     student = _student(args.target[0], mine, read_roster(args), book)
     exercise = args.target[1] if len(args.target) == wanted else ""
-    best = gradebook.best([row for row, _ in mine if row.student == student])
-    row_stored = next(((r, s) for r, s in mine if best and r == best[student, assignment]),
-                      None)
+    chosen = gradebook.best_of(row for row, _ in mine if row.student == student)
+    row_stored = next(((r, s) for r, s in mine if r is chosen), None)
     maximum, raw = _points(exercise, row_stored, mine, assignment)
     if points is not None and points > maximum:
-        raise UsageError(f"{points:.15g} points is more than the {maximum:.15g} "
+        raise UsageError(f"{text.points(points)} points is more than the {text.points(maximum)} "
                          f"{'exercise ' + exercise if exercise else assignment} is worth; "
-                         f"give at most {maximum:.15g}")
+                         f"give at most {text.points(maximum)}")
     key = (student.lower(), assignment, exercise)
     current = overrides.in_force(overrides.log(book)).get(key)
     if args.clear and current is None:
         raise UsageError(f"{student} has no override of "
                          f"{exercise or assignment} to clear (see grade gradebook log)")
-    old = f"{current.points:.15g} (override)" if current and current.points is not None \
-        else ("missing" if raw is None else f"{raw:.15g}")
+    old = f"{text.points(current.points)} (override)" if current and current.points is not None \
+        else ("missing" if raw is None else f"{text.points(raw)}")
     entry = overrides.Entry(overrides.now(), args.by or getpass.getuser(), student,
                             assignment, exercise, points, old, text.one_line(args.reason))
     overrides.add(book, entry)
@@ -195,8 +195,9 @@ def grades_markdown(found: grades.Sheet) -> str:
              "How |", "|---|---|---|---|---|---|---|"]
     for grade in found.grades:
         how = "; ".join(part for part in (grade.lateness.explanation, *grade.notes) if part)
-        cells = [grade.student, grade.assignment, grade.status, f"{grade.raw:.15g}",
-                 f"{grade.penalty:.15g}", f"{grade.final:.15g}/{grade.max_score:.15g}", how]
+        final = f"{text.points(grade.final)}/{text.points(grade.max_score)}"
+        cells = [grade.student, grade.assignment, grade.status, text.points(grade.raw),
+                 text.points(grade.penalty), final, how]
         lines.append("| " + " | ".join(text.one_line(c).replace("|", "\\|") for c in cells)
                      + " |")
     if found.strangers:

@@ -23,9 +23,6 @@ if TYPE_CHECKING:
 
     from grader.sandbox.limits import Limits
 
-EXPORT_FORMATS = ("csv", "canvas", "moodle")
-"""`grade gradebook export --format`: those of `gradebook.FORMATS` (a test keeps them equal),
-named here so that parsing imports no gradebook."""
 BATCH_SOURCES = ("canvas", "moodle", "gradescope", "git", "folder")
 """`grade batch --from`: `grader.ingest.recognise.PLATFORMS` (a test holds them equal)."""
 
@@ -260,9 +257,10 @@ def _gradebook(book: argparse.ArgumentParser) -> None:
     book_commands = book.add_subparsers(dest="action", required=True, parser_class=_Parser)
     export = book_commands.add_parser("export", help="write the grade table as CSV")
     class_arguments.add_gradebook(export, assignment=False)
-    export.add_argument("--format", choices=EXPORT_FORMATS, default="csv",
-                        help="csv (one row per student and assignment), canvas (Canvas's "
-                        "gradebook import) or moodle (Moodle's CSV import)")
+    from grader.term.exports import formats  # the dialects' own list (light: no gradebook)
+
+    export.add_argument("--format", choices=formats.FORMATS, default=formats.FORMATS[0],
+                        help=formats.described())
     export.add_argument("--assignment", help="only this assignment")
     export.add_argument("--column", action="append", default=[], metavar="ASSIGNMENT=TITLE",
                         help="column title in the LMS, e.g. 'udl_attention=Attention (1234)' "

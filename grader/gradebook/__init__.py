@@ -9,12 +9,12 @@ above the gradebook reads a result's JSON.
 
 from grader.gradebook.store import (
     FILENAME,
-    FORMATS,
     Gradebook,
     Recorded,
     Row,
     best,
+    best_of,
     existing,
 )
 
-__all__ = ["FILENAME", "FORMATS", "Gradebook", "Recorded", "Row", "best", "existing"]
+__all__ = ["FILENAME", "Gradebook", "Recorded", "Row", "best", "best_of", "existing"]

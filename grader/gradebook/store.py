@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -28,7 +28,6 @@ from grader.errors import UsageError
 from grader.results import Result
 
 FILENAME = "gradebook.sqlite"
-FORMATS = ("csv", "canvas", "moodle")
 ROW_COLUMNS = ("student, assignment, submission, sha256, status, score, max_score, graded_at, "
                "submitted_at")
 SCHEMA = """
@@ -225,11 +224,20 @@ def existing(folder: Path) -> Gradebook:
     return Gradebook(folder)
 
 
-def best(rows: Sequence[Row]) -> dict[tuple[str, str], Row]:
-    """Each student's best submission per assignment (a helper .py scores no less than 0)."""
-    chosen: dict[tuple[str, str], Row] = {}
+def best_of(rows: Iterable[Row]) -> Row | None:
+    """The submission that counts of one student's on one assignment, in exports, overrides and
+    the class report alike: the highest score, the first recorded on a tie (a helper .py
+    scores no less than 0); None for no row."""
+    chosen: Row | None = None
     for row in rows:
-        key = (row.student, row.assignment)
-        if key not in chosen or row.score > chosen[key].score:
-            chosen[key] = row
+        if chosen is None or row.score > chosen.score:
+            chosen = row
     return chosen
+
+
+def best(rows: Sequence[Row]) -> dict[tuple[str, str], Row]:
+    """Each student's best submission per assignment (`best_of`)."""
+    mine: dict[tuple[str, str], list[Row]] = {}
+    for row in rows:
+        mine.setdefault((row.student, row.assignment), []).append(row)
+    return {key: chosen for key, own in mine.items() if (chosen := best_of(own)) is not None}

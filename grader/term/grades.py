@@ -12,7 +12,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from grader.gradebook import Recorded, Row
+from grader import text
+from grader.gradebook import Recorded, Row, best, best_of
 from grader.results import Result
 from grader.term import policy
 from grader.term.overrides import Entry, in_force
@@ -57,10 +58,10 @@ class Grade:
     @property
     def summary(self) -> str:
         """The one-line summary that goes in a comment column."""
-        parts = [f"{self.status}: {_num(self.final)}/{_num(self.max_score)}"]
+        parts = [f"{self.status}: {text.points(self.final)}/{text.points(self.max_score)}"]
         if self.raw != self.final:
-            parts.append(f"raw {_num(self.raw)}")
-        parts += [text for text in (self.lateness.explanation, *self.notes) if text]
+            parts.append(f"raw {text.points(self.raw)}")
+        parts += [part for part in (self.lateness.explanation, *self.notes) if part]
         return "; ".join(parts)
 
 
@@ -88,11 +89,11 @@ def compute(recorded: Sequence[Recorded], roster: Roster | None = None,
     known by (`identities.aliases`), for the roster; `marked_late` the (student, assignment)s
     a platform marked late without giving a time (Canvas's `_LATE`)."""
     rules = rules or policy.Policy()
-    chosen: dict[tuple[str, str], Recorded] = {}
-    for row, stored in recorded:
-        pair = (row.student, row.assignment)
-        if pair not in chosen or row.score > chosen[pair][0].score:
-            chosen[pair] = (row, stored)
+    results = {(row.student, row.assignment, row.submission): result
+               for row, result in recorded}
+    chosen: dict[tuple[str, str], Recorded] = {
+        pair: (row, results[row.student, row.assignment, row.submission])
+        for pair, row in best([row for row, _ in recorded]).items()}
     assignments = sorted({a for _, a in chosen} | ({assignment} if assignment else set()))
     maxima = {a: max((r.max_score for r, _ in recorded if r.assignment == a), default=0.0)
                  for a in assignments}
@@ -109,11 +110,10 @@ def compute(recorded: Sequence[Recorded], roster: Roster | None = None,
     for person in order:
         mine = by_student.get(person.key, [])
         for name in assignments:
-            found = [chosen[k, name] for k in mine if (k, name) in chosen]
-            if found:
-                row, stored = max(found, key=lambda pair: pair[0].score)
-                grades.append(_grade(row, stored, person, rules, extensions, forced,
-                                     marked_late))
+            row = best_of(chosen[k, name][0] for k in mine if (k, name) in chosen)
+            if row is not None:
+                grades.append(_grade(row, chosen[row.student, name][1], person, rules,
+                                     extensions, forced, marked_late))
             else:
                 grades.append(_missing(person, name, maxima[name], rules, extensions,
                                        forced))
@@ -194,10 +194,5 @@ def _missing(student: Student, assignment: str, maximum: float, rules: policy.Po
 
 def _note(entry: Entry, before: float) -> str:
     what = f"{entry.exercise} " if entry.exercise else ""
-    return (f"override {what}{_num(before)} -> {_num(entry.points or 0.0)} by {entry.by} "
-            f"on {entry.at[:10]}: {entry.reason}")
-
-
-def _num(value: float) -> str:
-    """Points as the result JSON has them: 12.333333, never 12.3333, and 2 for 2.0."""
-    return f"{value:.15g}"
+    return (f"override {what}{text.points(before)} -> {text.points(entry.points or 0.0)} by "
+            f"{entry.by} on {entry.at[:10]}: {entry.reason}")

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from grader import text
 from grader.gradebook import Gradebook
 
 SCHEMA = """
@@ -62,7 +63,7 @@ class Entry:
     def line(self) -> str:
         """One line of `grade gradebook log`."""
         what = f"{self.assignment}/{self.exercise}" if self.exercise else self.assignment
-        new = "cleared" if self.points is None else f"{self.points:.15g}"
+        new = "cleared" if self.points is None else text.points(self.points)
         return f"{self.at}  {self.by}: {self.student} {what}: {self.old} -> {new} ({self.reason})"
 
 

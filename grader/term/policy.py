@@ -23,6 +23,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from grader import text
 from grader.errors import UsageError
 
 UNITS = {"hour": timedelta(hours=1), "day": timedelta(days=1)}
@@ -169,11 +170,11 @@ def assess(policy: Policy, submitted_at: datetime | None,
                         f"{head}, within the {duration(late.grace)} grace period: no penalty")
     units = math.ceil(late_by / UNITS[late.unit])
     percent = min(late.percent * units, 100.0)
-    rule = f"{_pct(late.percent)}% per {late.unit} started, {units} {late.unit}" \
-           f"{'s' if units > 1 else ''}: -{_pct(percent)}%"
+    rule = f"{text.points(late.percent)}% per {late.unit} started, {units} {late.unit}" \
+           f"{'s' if units > 1 else ''}: -{text.points(percent)}%"
     if late.cap is not None and percent > late.cap:
         percent = late.cap
-        rule += f", capped at -{_pct(late.cap)}%"
+        rule += f", capped at -{text.points(late.cap)}%"
     return Lateness(deadline, bool(extension), late_by, percent, f"{head}; {rule}")
 
 
@@ -206,10 +207,6 @@ def _offset(moment: datetime) -> str:
     sign = "-" if offset < timedelta(0) else "+"
     minutes = abs(int(offset.total_seconds())) // 60
     return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
-
-
-def _pct(value: float) -> str:
-    return f"{value:.15g}"
 
 
 def student_times(path: Path, rows: Sequence[Sequence[str]], zone: ZoneInfo | None,
