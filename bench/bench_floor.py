@@ -179,7 +179,7 @@ def in_process(paths: Sequence[Path], assignment: Any, repeat: int
 
 def breakdown(assignment: Any, runs: int, scratch: Path) -> str:
     """The stage table of `runs` profiled gradings of the correct notebook."""
-    from grader.classwork.gradebook import Gradebook
+    from grader.gradebook import Gradebook
     from grader.pipeline import grading
     from grader.sandbox.zygote import Zygotes
 

@@ -4,7 +4,7 @@ Both directions follow the fields of the result dataclasses (`grader.results`), 
 field added there is written and read back with no list to update here. What differs from
 "one key per field, in field order" is written once below: the schema's key order, the keys
 derived from properties, the fields only the instructor sees, and how an absent value reads.
-`from_dict` reads it back (a batch graded on a Dask worker comes back as this JSON).
+`from_dict` and `parse` read it back (the gradebook, and a batch graded on a Dask worker).
 """
 
 from __future__ import annotations
@@ -151,6 +151,12 @@ def from_dict(data: dict[str, Any]) -> Result:
     student's JSON leaves out comes back empty."""
     result: Result = _read(Result, data)
     return result
+
+
+def parse(document: str) -> Result:
+    """The `Result` of a JSON document that `render` wrote (with `instructor`, the whole
+    result): what a gradebook or a Dask worker hands back."""
+    return from_dict(json.loads(document))
 
 
 def render(result: Result, instructor: bool = False) -> str:

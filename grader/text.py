@@ -115,3 +115,9 @@ def cap(text: str, limit: int = MESSAGE_CHARS) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… ({len(text) - limit:,} more characters)"
+
+
+def points(value: float) -> str:
+    """Points (and percentages) as the result JSON has them, in every table, page and
+    message: 12.333333, never 12.3333 (`scoring.shown` rounded them already), and 2 for 2.0."""
+    return f"{value:.15g}"

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from grader import cli
-from grader.classwork import finding
+from grader.batch import finding
 from grader.pipeline import grading, loading
 from grader.results import CellStatus, CheckStatus, ResultStatus
 from grader.sandbox import isolation, users
@@ -292,7 +292,7 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def test_a_link_to_the_solution_is_never_graded_as_the_students_work(tmp_path):
-    from grader.classwork import autograder
+    from grader.gradescope import autograder
 
     solution = ROOT / "solutions" / "udl_attention.py"
     folder = tmp_path / "submissions"

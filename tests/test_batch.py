@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from grader import cli
-from grader.classwork import batch, finding
-from grader.classwork.gradebook import FILENAME, Gradebook
+from grader.batch import batch, finding
 from grader.errors import UsageError
+from grader.gradebook import FILENAME, Gradebook
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits
 from grader.spec import registry

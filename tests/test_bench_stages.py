@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.classwork.gradebook import Gradebook
+from grader.gradebook import Gradebook
 from grader.pipeline import checking, grading
 from grader.sandbox.session import Session
 from grader.sandbox.zygote import Zygotes

@@ -81,7 +81,7 @@ def test_feedback_page_shows_each_cell_after_its_code_and_loads_nothing(browser,
     import threading
     from http.server import BaseHTTPRequestHandler, HTTPServer
 
-    from grader.classwork import feedback_files
+    from grader.batch import feedback_files
 
     hits: list[str] = []
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from grader.classwork import cellerrors
+from grader.classreport import cellerrors
 from grader.pipeline import hints
+from tests.helpers.term import stored
 
 
 @pytest.mark.parametrize("message, expected", [
@@ -39,7 +40,7 @@ def test_the_same_error_at_other_lines_and_sizes_is_one_group():
         "c": {"cells": [_cell(f"line 3: {numpy2}; line 7: {numpy2}", 2)]},
         "d": {"cells": [_cell("line 1: shell command `!ls` is never run", status="skipped")]},
     }
-    found = cellerrors.groups(results)
+    found = cellerrors.groups({student: stored(data) for student, data in results.items()})
     assert [(g.error, g.names, g.hint != "") for g in found] == [
         ("TypeError", ("a", "b", "c"), True), ("ValueError", ("a", "b"), False)]
     assert found[1].message == "size #"

@@ -112,7 +112,7 @@ def test_gradescope_bundle_runs_against_a_fake_autograder_tree(tmp_path):
 
 
 def test_gradescope_with_nothing_submitted(tmp_path, monkeypatch):
-    from grader.classwork import autograder
+    from grader.gradescope import autograder
 
     monkeypatch.setenv(autograder.ROOT_ENV, str(tmp_path))
     (tmp_path / "submission").mkdir()

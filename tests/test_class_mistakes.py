@@ -13,10 +13,13 @@ from pathlib import Path
 import pytest
 
 from grader import cli
-from grader.classwork import classpage, classreport
-from grader.classwork.gradebook import Row
-from grader.classwork.mistakes import Source, tally
+from grader.classreport import page as classpage
+from grader.classreport import stats as classreport
+from grader.classreport.mistakes import Source, tally
+from grader.gradebook import Row
+from grader.results import Result
 from tests.helpers.book import BOOK_SETUP, BOOK_SOFTMAX_COLS
+from tests.helpers.term import stored
 
 SCALED = "scaled_dot_product_self_attention"
 MULTIHEAD = "multihead_scaled_self_attention"
@@ -219,14 +222,14 @@ def _check(name: str, scored: bool, diagnosis: str | None) -> dict:
             "diagnosis": {"id": diagnosis, "message": f"{diagnosis}."} if diagnosis else None}
 
 
-def _student(given: str | None, own: str | None, unscored: str | None) -> dict:
+def _student(given: str | None, own: str | None, unscored: str | None) -> Result:
     """A result with a provided `cols`, diagnosed `given`, and an exercise `f` whose scored
     check is diagnosed `own` and whose unscored one `unscored`."""
-    return {"status": "graded", "error": None, "cells": [], "exercises": [
+    return stored({"status": "graded", "error": None, "cells": [], "exercises": [
         {"name": "cols", "score": 0.0, "max_score": 0.0, "status": "failed", "provided": True,
          "checks": [_check("big", False, given)]},
         {"name": "f", "score": 0.0, "max_score": 1.0, "status": "failed", "provided": False,
-         "checks": [_check("small", True, own), _check("big", False, unscored)]}]}
+         "checks": [_check("small", True, own), _check("big", False, unscored)]}]})
 
 
 def test_a_scored_diagnosis_that_the_given_function_also_gets_is_the_given_codes():

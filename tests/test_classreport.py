@@ -14,10 +14,12 @@ import numpy as np
 import pytest
 from selenium.webdriver.common.by import By
 
-from grader import cli, result_json
-from grader.classwork import classpage, classreport
-from grader.classwork.gradebook import FILENAME, Gradebook, Row
+from grader import cli
+from grader.classreport import page as classpage
+from grader.classreport import stats as classreport
+from grader.gradebook import FILENAME, Gradebook, Row
 from grader.pipeline import grading
+from grader.result_json import from_dict
 from grader.sandbox.limits import Limits
 from grader.spec import references, registry
 from tests.conftest import ARTIFACTS, ROOT
@@ -379,6 +381,7 @@ def _row(student: str, submission: str, score: float) -> Row:
 
 
 def _result(passed: list[bool], fingerprint: bool = True) -> dict:
+    """A result's JSON (as the gradebook stores it) of one exercise, "f"."""
     checks = [{"name": f"case{i}", "visibility": "hidden", "passed": ok, "score": float(ok),
                "max_score": 1.0, "status": "passed" if ok else "failed", "diagnosis": None,
                "scored": True, "message": ""} for i, ok in enumerate(passed)]
@@ -386,12 +389,14 @@ def _result(passed: list[bool], fingerprint: bool = True) -> dict:
                 "status": "passed" if all(passed) else "failed", "checks": checks}
     if fingerprint:
         exercise["fingerprint"] = {"digest": "same", "nodes": 100}
-    return {"status": "graded", "error": None, "exercises": [exercise], "cells": []}
+    return {"assignment": "a", "submission": "hw.py", "status": "graded", "score": 0.0,
+            "max_score": 2.0, "duration_s": 0.0, "error": None, "exercises": [exercise],
+            "cells": []}
 
 
 def test_the_best_row_of_a_student_counts_as_in_the_exports():
-    recorded = [(_row("zoe", "draft.py", 0.0), _result([False, False])),
-                (_row("zoe", "final.py", 2.0), _result([True, True]))]
+    recorded = [(_row("zoe", "draft.py", 0.0), from_dict(_result([False, False]))),
+                (_row("zoe", "final.py", 2.0), from_dict(_result([True, True])))]
     report = classreport.build("a", recorded)
     assert [(s.student, s.score, s.submission) for s in report.scores] == \
         [("zoe", 2.0, "final.py")]
@@ -399,7 +404,8 @@ def test_the_best_row_of_a_student_counts_as_in_the_exports():
 
 
 def test_a_case_nearly_everyone_fails_is_flagged():
-    recorded = [(_row(f"s{i}", "hw.py", 1.0), _result([True, i == 0])) for i in range(10)]
+    recorded = [(_row(f"s{i}", "hw.py", 1.0), from_dict(_result([True, i == 0])))
+                for i in range(10)]
     report = classreport.build("a", recorded)
     assert [(c.case, c.pass_rate, c.flag) for c in report.cases] == [
         ("case0", 1.0, classreport.Flag.NEARLY_ALL_PASS),
@@ -409,13 +415,13 @@ def test_a_case_nearly_everyone_fails_is_flagged():
 
 
 def test_results_without_fingerprints_are_not_compared_and_the_page_says_so():
-    recorded = [(_row(s, "hw.py", 1.0), _result([True, False], fingerprint=False))
+    recorded = [(_row(s, "hw.py", 1.0), from_dict(_result([True, False], fingerprint=False)))
                 for s in ("a1", "a2")]
     report = classreport.build("a", recorded)
     assert (report.fingerprinted, report.similar) == (0, ())
     assert "did not yet fingerprint the code" in classpage.html(report)
     mixed = classreport.build("a", [*recorded, *[
-        (_row(s, "hw.py", 1.0), _result([True, False])) for s in ("b1", "b2")]])
+        (_row(s, "hw.py", 1.0), from_dict(_result([True, False]))) for s in ("b1", "b2")]])
     assert mixed.fingerprinted == 2
     assert [g.names for g in mixed.similar] == [("b1", "b2")]
     assert "2 of the graded submissions were recorded without fingerprints" in \
@@ -476,13 +482,13 @@ def test_a_lookup_table_that_earns_points_is_counted_as_written(tmp_path):
         result = grading.grade(path, registry.get("udl_attention"), FAST)
         recorded.append((Row(student, "udl_attention", path.name, result.sha256 or "",
                              result.status.value, result.score, result.max_score, "now"),
-                         json.loads(result_json.render(result))))
+                         result))
     stored = {row.student: result for row, result in recorded}
     for student in ("lou", "max"):  # what the report used to read as the stub
-        scaled = next(e for e in stored[student]["exercises"] if e["name"] == SCALED)
-        assert scaled["score"] > 0, student
-        assert {c["diagnosis"]["id"] for c in scaled["checks"] if c["diagnosis"]} == \
-            {"unattempted"}, student
+        scaled = next(e for e in stored[student].exercises if e.name == SCALED)
+        assert scaled.score > 0, student
+        assert {c.diagnosis.id for c in scaled.checks if c.diagnosis} == {"unattempted"}, \
+            student
     report = classreport.build("udl_attention", recorded)
     exercise = next(e for e in report.exercises if e.name == SCALED)
     assert (exercise.graded, exercise.attempted, exercise.unattempted) == (4, 3, 1)

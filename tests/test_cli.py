@@ -11,7 +11,6 @@ import re
 import pytest
 
 from grader import cli
-from grader.classwork import gradebook
 from grader.cli import parser
 from grader.sandbox.limits import Engine, Limits, OnError
 from tests.conftest import ROOT
@@ -263,7 +262,7 @@ OTHER_PROGRAMS = {
     "pip (autograder.py)": {"--break-system-packages"},
     "dask worker (distributed.py)": {"--nworkers", "--nthreads"},
     "IPython's %%capture (shell.py)": {"--no-stdout", "--no-stderr"},
-    "git (classwork/ingest/git.py)": {"--git-dir", "--no-pager"},
+    "git (ingest/git.py)": {"--git-dir", "--no-pager"},
 }
 
 
@@ -329,13 +328,17 @@ def test_every_flag_readme_and_security_name_is_grades_or_another_programs():
     assert others.isdisjoint(accepted_flags())
 
 
-def test_export_formats_are_the_gradebooks():
-    assert parser.EXPORT_FORMATS == gradebook.FORMATS
+def test_the_export_formats_are_the_dialects_own():
+    from grader.term.exports import canvas, formats, moodle, plain
+
+    assert formats.FORMATS == (plain.NAME, canvas.NAME, moodle.NAME) == ("csv", "canvas",
+                                                                         "moodle")
+    assert parser.parse(["gradebook", "export", "--format", "moodle"]).format == "moodle"
 
 
 def test_reports_in_a_folder_are_named_as_a_batch_names_them(tmp_path):
-    from grader.classwork.batch import write_outputs
-    from grader.classwork.jobs import Graded, Job
+    from grader.batch.batch import write_outputs
+    from grader.batch.jobs import Graded, Job
 
     folder = tmp_path / "subs"
     folder.mkdir()

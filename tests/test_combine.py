@@ -173,7 +173,7 @@ def test_a_student_folder_in_a_batch_is_one_row_with_the_best_of_each(parts, tmp
 
 
 def test_gradescope_grades_every_file_handed_in(parts, tmp_path, monkeypatch):
-    from grader.classwork import autograder
+    from grader.gradescope import autograder
 
     root = tmp_path / "autograder"
     (root / "submission").mkdir(parents=True)
@@ -223,7 +223,7 @@ def test_grade_run_a_batch_and_gradescope_grade_one_students_files_alike(
     """One function grades a student's files (`grading.grade_files`); the three ways in
     agree on everything the student is told."""
     from grader import result_json
-    from grader.classwork import autograder
+    from grader.gradescope import autograder
 
     run_json = tmp_path / "run.json"
     assert cli.run(["run", "--assignment", "udl_attention", *map(str, parts), "--json",

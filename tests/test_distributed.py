@@ -35,9 +35,9 @@ except ImportError:  # in the dev extra: under CI (`CI` set), a missing install 
                 allow_module_level=True)
 
 from grader import cli
-from grader.classwork import batch, finding  # noqa: E402
-from grader.classwork.gradebook import Gradebook  # noqa: E402
+from grader.batch import batch, finding  # noqa: E402
 from grader.errors import GraderError  # noqa: E402
+from grader.gradebook import Gradebook  # noqa: E402
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits  # noqa: E402
 from grader.spec import registry
@@ -136,7 +136,7 @@ def test_a_batch_on_local_workers_records_what_a_local_batch_does(local, tmp_pat
 def zygotes(dask_worker) -> dict[str, int]:
     """On a worker: the process id of each of its zygotes, by what it preloaded beyond numpy
     ("" for the plain one, "matplotlib.pyplot" for submissions that import matplotlib)."""
-    from grader.classwork.distributed import Grading
+    from grader.batch.distributed import Grading
 
     found = {}
     for plugin in dask_worker.plugins.values():  # the batch's own zygotes, while it runs
@@ -170,7 +170,7 @@ def test_rows_and_reports_equal_a_local_batch(local, two_workers, tmp_path, monk
     assert rows(tmp_path / "out") == expected
     assert reports(tmp_path / "out") == written
     big = {row.student: data for row, data in Gradebook(tmp_path / "out").recorded()}["ivan"]
-    assert big["error"] == (
+    assert big.error == (
         f"{folder / 'ivan_big.py'}: is 0.6 MB, over the 0.5 MB limit for a submission file "
         "(--max-submission-mb); clear the outputs (Cell > All Output > Clear) and hand it in "
         "again")
@@ -239,9 +239,9 @@ class EmptyWhenFirstRecorded(io.StringIO):
 
 
 def test_a_batch_whose_workers_all_left_stops_keeping_what_was_graded(tmp_path, monkeypatch):
-    import grader.classwork.distributed
+    import grader.batch.distributed
 
-    monkeypatch.setattr(grader.classwork.distributed, "WORKERS_TIMEOUT_S", 1)
+    monkeypatch.setattr(grader.batch.distributed, "WORKERS_TIMEOUT_S", 1)
     monkeypatch.setattr(batch, "CHECK_EVERY_S", 0.2)
     folder = classes.small_class(tmp_path)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
@@ -293,8 +293,8 @@ def test_a_submission_that_kills_its_worker_twice_is_an_error(local, two_workers
     assert rows(tmp_path / "out", ("mallory",), moved=(killer, folder)) == expected
     mallory = {row.student: data for row, data in Gradebook(tmp_path / "out").recorded()}[
         "mallory"]
-    assert (mallory["status"], mallory["score"], mallory["grader_failed"]) == ("error", 0, True)
-    assert mallory["error"] == (f"{killer / 'mallory_udl.py'}: the Dask worker grading it "
+    assert (mallory.status.value, mallory.score, mallory.grader_failed) == ("error", 0, True)
+    assert mallory.error == (f"{killer / 'mallory_udl.py'}: the Dask worker grading it "
                                 "died, twice (the grader's process, not the sandbox); grade "
                                 "it alone with `grade run` to see why")
 
@@ -441,7 +441,7 @@ def _listening(pids: set[int]) -> set[tuple[str, int]]:
 
 
 def test_a_local_cluster_and_its_dashboard_listen_on_loopback_only():
-    from grader.classwork.distributed import Cluster
+    from grader.batch.distributed import Cluster
 
     before = _listening(_descendants())
     with Cluster("local:1", registry.get("udl_attention"), OPTIONS) as pool:
@@ -467,7 +467,7 @@ def test_a_bad_local_cluster_is_a_usage_error(address, message, tmp_path):
 
 
 def test_no_scheduler_there_is_a_usage_error(tmp_path, monkeypatch):
-    from grader.classwork import distributed as on_dask
+    from grader.batch import distributed as on_dask
 
     monkeypatch.setattr(on_dask, "CONNECT_TIMEOUT_S", 2)
     stderr = io.StringIO()
@@ -482,7 +482,7 @@ def test_no_scheduler_there_is_a_usage_error(tmp_path, monkeypatch):
 
 def test_without_dask_the_option_says_how_to_install_it(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)
-    monkeypatch.delitem(sys.modules, "grader.classwork.distributed", raising=False)
+    monkeypatch.delitem(sys.modules, "grader.batch.distributed", raising=False)
     stderr = io.StringIO()
     code = cli.run(["batch", str(tmp_path), "--assignment", "udl_attention", "--out",
                     str(tmp_path / "out"), "--dask", "local:2"], io.StringIO(), stderr)
@@ -495,7 +495,7 @@ def test_a_worker_without_namespaces_refuses_to_grade(monkeypatch):
     and the workers, whose protocol runs code for anyone who reaches it (#21)."""
     from types import SimpleNamespace
 
-    from grader.classwork import distributed as grading_on_dask
+    from grader.batch import distributed as grading_on_dask
     from grader.errors import IsolationError
     from grader.sandbox import isolation
 

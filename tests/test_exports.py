@@ -3,13 +3,14 @@ the command line, on gradebooks recorded with submission times."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from datetime import datetime, timedelta
 
 import pytest
 
-from grader.classwork import identities
-from grader.classwork.gradebook import FILENAME, Gradebook
+from grader import result_json
+from grader.gradebook import FILENAME, Gradebook, identities
 from tests.helpers.command import run
 from tests.helpers.term import book, canvas_roster, moodle_roster, result, table
 
@@ -138,6 +139,17 @@ def test_a_dry_run_says_what_would_change_against_the_last_export_and_writes_not
     assert export(term, "--format", "canvas", "--dry-run")[1].startswith("nothing would change")
 
 
+def test_a_stored_result_that_cannot_be_read_back_names_the_gradebook_and_the_fix(tmp_path):
+    Gradebook(tmp_path).record("amy", "amy.py", result(5, 5))
+    with sqlite3.connect(tmp_path / FILENAME) as db:
+        db.execute("UPDATE results SET result = '{\"schema\": \"grader.result/1\"}'")
+    code, out, err = run("gradebook", "export", "--out", str(tmp_path))
+    assert (code, out) == (2, "")
+    assert err.strip().endswith(
+        f"{tmp_path / FILENAME}: the result of amy's amy.py cannot be read (KeyError: "
+        "'assignment'); grade it again with `grade batch ... --force`")
+
+
 def test_an_old_gradebook_gains_the_submission_time_column(tmp_path):
     folder = tmp_path / "graded"
     folder.mkdir()
@@ -147,7 +159,8 @@ def test_an_old_gradebook_gains_the_submission_time_column(tmp_path):
                    "score REAL NOT NULL, max_score REAL NOT NULL, result TEXT NOT NULL, "
                    "graded_at TEXT NOT NULL, PRIMARY KEY (student, assignment, submission))")
         db.execute("INSERT INTO results VALUES ('zoe', 'udl_attention', 'zoe.py', 'abc', "
-                   "'graded', 7, 10, '{}', '2026-01-01T00:00:00+00:00')")
+                   "'graded', 7, 10, ?, '2026-01-01T00:00:00+00:00')",
+                   (json.dumps(result_json.to_dict(result(3, 4), instructor=True)),))
     (row,) = Gradebook(folder).rows()
     assert (row.student, row.score, row.submitted_at) == ("zoe", 7.0, None)
     Gradebook(folder).record("amy", "amy.py", result(5, 5),

@@ -14,7 +14,7 @@ import nbformat
 import pytest
 
 from grader import cli
-from grader.classwork import batch
+from grader.batch import batch
 from grader.model import Visibility
 from grader.pipeline import definitions, grading, loading, notebooks
 from grader.pipeline.grading import Options

@@ -15,8 +15,9 @@ import shutil
 from pathlib import Path
 
 from grader import cli, result_json, text
-from grader.classwork import autograder, batch, jobs
-from grader.classwork.gradebook import Gradebook
+from grader.batch import batch, jobs
+from grader.gradebook import Gradebook
+from grader.gradescope import autograder
 from grader.model import Visibility
 from grader.pipeline import grading
 from grader.report import gradescope_results, html, junit, markdown, terminal
@@ -205,7 +206,7 @@ def test_a_lone_surrogate_crashes_no_writer(tmp_path):
     book.record("\x1b[2Jeve\ud800", "\x1b[2Jeve\ud800/nb.py", result)
     (row,) = book.rows()
     assert (row.student, row.submission) == ("[2Jeve\ufffd", "[2Jeve\ufffd/nb.py")
-    assert book.results()[0]["cells"][0]["message"] == "line 1: E: \ufffd"
+    assert book.results()[0].cells[0].message == "line 1: E: \ufffd"
     for fmt in ("csv", "canvas", "moodle"):
         out = io.StringIO()
         assert cli.run(["gradebook", "export", "--out", str(tmp_path), "--format", fmt],

@@ -12,9 +12,9 @@ import zipfile
 
 import pytest
 
-from grader.classwork import gradebook
-from grader.classwork.ingest import archives
+from grader import gradebook
 from grader.errors import UsageError
+from grader.ingest import archives
 from tests.helpers.command import run
 from tests.helpers.platforms import RIGHT_MODULE, files_outside, zipped
 

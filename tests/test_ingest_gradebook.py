@@ -6,7 +6,8 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime, timedelta, timezone
 
-from grader.classwork import gradebook, identities
+from grader import gradebook
+from grader.gradebook import identities
 from grader.results import Result, ResultStatus
 
 OLD_SCHEMA = """CREATE TABLE results (student TEXT NOT NULL, assignment TEXT NOT NULL,

@@ -9,9 +9,10 @@ import subprocess
 
 import pytest
 
-from grader.classwork import gradebook, identities
-from grader.classwork.ingest import canvas, git, recognise
+from grader import gradebook
 from grader.cli import parser
+from grader.gradebook import identities
+from grader.ingest import canvas, git, recognise
 from tests.helpers.command import run
 from tests.helpers.platforms import (
     RIGHT_MODULE,
@@ -200,7 +201,7 @@ def test_a_repository_whose_git_is_a_link_is_not_read(tmp_path):
 
 
 def test_a_platforms_job_pickles_for_a_dask_worker(tmp_path):
-    from grader.classwork import finding
+    from grader.batch import finding
 
     jobs, ignored, platform = finding.gather(
         gradescope_zip(tmp_path / "export.zip"), tmp_path / "out", None, None)

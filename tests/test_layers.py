@@ -30,7 +30,7 @@ def lint_imports(project: Path) -> subprocess.CompletedProcess[str]:
 def test_import_contracts_hold():
     run = lint_imports(ROOT)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "3 kept, 0 broken" in run.stdout
+    assert "4 kept, 0 broken" in run.stdout
 
 
 @pytest.mark.parametrize(("where", "imports", "broken"), [
@@ -39,6 +39,8 @@ def test_import_contracts_hold():
     # What runs in the sandbox importing the grader's data model.
     ("sandbox/inside/upward.py", "import grader.model",
      "What runs in the sandbox imports nothing"),
+    # Similar code read from a result's JSON instead of the gradebook's `Result`.
+    ("similarity/stored.py", "import json", "Nothing above the gradebook reads"),
     # Two modules of one package importing each other.
     ("pipeline/circle.py", "from grader.pipeline import scoring",
      "No cycles are allowed in grader.pipeline"),
@@ -118,7 +120,8 @@ def test_the_sandbox_contract_forbids_every_module_outside_the_inside_package():
         import tomli as tomllib
 
     contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
-    (inside,) = [c for c in contracts["contracts"] if c["type"] == "forbidden"]
+    (inside,) = [c for c in contracts["contracts"]
+                 if c["type"] == "forbidden" and c["source_modules"] == ["grader.sandbox.inside"]]
     forbidden = tuple(inside["forbidden_modules"])
     modules = {".".join(path.relative_to(ROOT).with_suffix("").parts)
                for path in PACKAGE.rglob("*.py") if path.name != "__init__.py"}
@@ -162,3 +165,44 @@ def test_no_test_module_imports_another():
              if (imported := _test_modules_imported(
                  path.read_text(), path.relative_to(ROOT).parent.parts))}
     assert found == {}
+
+
+ABOVE_THE_GRADEBOOK = ("cli", "selfcheck.py", "classreport", "gradescope", "authoring",
+                       "similarity", "batch", "term")
+"""The parts of the package in the layers above `grader.gradebook`."""
+READS_OTHER_JSON = {
+    "grader/cli/served.py": "the messages of `grade serve`'s socket",
+    "grader/term/exports/files.py": "its own record of the last export",
+    "grader/gradescope/autograder.py": "Gradescope's submission metadata",
+    "grader/authoring/release.py": "a notebook, as nbformat writes it",
+    "grader/authoring/leaks.py": "a released notebook",
+}
+"""The modules above the gradebook that read JSON, and what they read: never a result."""
+
+
+def _json_reads(source: str) -> int:
+    """How many times `source` reads JSON: calls of json.load(s), or imports of them."""
+    found = 0
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                isinstance(node.func.value, ast.Name) and node.func.value.id == "json" and \
+                node.func.attr in ("load", "loads"):
+            found += 1
+        elif isinstance(node, ast.ImportFrom) and node.module == "json":
+            found += sum(alias.name in ("load", "loads") for alias in node.names)
+    return found
+
+
+def test_nothing_above_the_gradebook_reads_a_results_json():
+    """The gradebook hands back each result as the `Result` it recorded (`result_json.parse`):
+    above it, only the JSON that is not a result is read, each allowed here with what it is."""
+    assert _json_reads("import json\nstatus = json.loads(stored)['status']\n") == 1
+    assert _json_reads("from json import loads as read\nread(stored)\n") == 1
+    assert _json_reads("import json\njson.dumps(ranking)\n") == 0
+    reading = set()
+    for part in ABOVE_THE_GRADEBOOK:
+        where = PACKAGE / part
+        for path in sorted([where] if where.is_file() else where.rglob("*.py")):
+            if _json_reads(path.read_text()):
+                reading.add(str(path.relative_to(ROOT)))
+    assert sorted(reading) == sorted(READS_OTHER_JSON)

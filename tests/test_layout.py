@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.classwork import autograder
 from grader.errors import SpecError
+from grader.gradescope import autograder
 from grader.spec import layout, references, registry
 from grader.spec.layout import Layout
 

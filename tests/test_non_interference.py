@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from grader.authoring import building
-from grader.classwork import feedback_files
+from grader.batch import feedback_files
 from grader.model import Assignment, Visibility
 from grader.pipeline import grading, vocabulary
 from grader.report import gradescope_results, html, junit, markdown, terminal

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.classwork import gradebook, origins
+from grader import gradebook
+from grader.gradebook import origins
 from tests.helpers.command import run
 from tests.helpers.platforms import canvas_zip
 

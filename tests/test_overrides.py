@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from grader.classwork.gradebook import Gradebook
+from grader.gradebook import Gradebook
 from tests.helpers.command import run
 from tests.helpers.term import book, canvas_roster, result, table
 

@@ -16,12 +16,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader import result_json
-from grader.classwork import classpage, classreport, exports, grades
-from grader.classwork.gradebook import Gradebook
+from grader.classreport import page as classpage
+from grader.classreport import stats as classreport
+from grader.gradebook import Gradebook
 from grader.model import Case, Exercise, Visibility
 from grader.pipeline import scoring
 from grader.report import gradescope_results
 from grader.results import Result, ResultStatus, Verdict
+from grader.term import grades
+from grader.term.exports import files as exports
 
 
 def _inputs(rng):

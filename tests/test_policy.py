@@ -6,8 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from grader.classwork import policy
 from grader.errors import UsageError
+from grader.term import policy
 
 NY = policy.parse_zone("America/New_York")
 DUE = datetime.fromisoformat("2026-03-01T23:59:00-05:00")

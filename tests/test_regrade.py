@@ -7,8 +7,8 @@ import json
 import sqlite3
 
 from grader import result_json
-from grader.classwork import regrade
-from grader.classwork.gradebook import FILENAME
+from grader.batch import regrade
+from grader.gradebook import FILENAME
 from tests.helpers.classes import small_class
 from tests.helpers.command import run
 from tests.helpers.term import result
@@ -18,21 +18,26 @@ def stored(first: float, second: float) -> dict:
     return result_json.to_dict(result(first, second), instructor=True)
 
 
+def compare(student: str, submission: str, old: dict, new: dict) -> regrade.Change | None:
+    return regrade.compare(student, submission, result_json.from_dict(old),
+                           result_json.from_dict(new))
+
+
 def test_compare_names_the_score_and_each_check_that_changed():
-    change = regrade.compare("bob", "bob/hw.py", stored(5, 3), stored(5, 4))
+    change = compare("bob", "bob/hw.py", stored(5, 3), stored(5, 4))
     assert change is not None
     assert (change.old_score, change.new_score, change.max_score) == (8.0, 9.0, 10.0)
     assert change.checks == ("attention: failed (3 pts) -> failed (4 pts)",
                              "attention/case3: failed (0 pts) -> passed (1 pts)")
     assert change.line() == ("bob: 8 -> 9/10 (attention: failed (3 pts) -> failed (4 pts), "
                              "attention/case3: failed (0 pts) -> passed (1 pts))")
-    assert regrade.compare("bob", "bob/hw.py", stored(5, 3), stored(5, 3)) is None
+    assert compare("bob", "bob/hw.py", stored(5, 3), stored(5, 3)) is None
 
 
 def test_a_check_that_changes_without_changing_the_score_is_still_reported():
     old, new = stored(5, 3), stored(5, 3)
     new["exercises"][0]["checks"][0]["status"] = "timeout"
-    change = regrade.compare("amy", "amy.py", old, new)
+    change = compare("amy", "amy.py", old, new)
     assert change is not None and change.old_score == change.new_score == 8.0
     assert change.checks == ("softmax/case0: passed (1 pts) -> timeout (1 pts)",)
 

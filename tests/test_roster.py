@@ -7,8 +7,8 @@ from datetime import datetime
 
 import pytest
 
-from grader.classwork import policy, roster
 from grader.errors import UsageError
+from grader.term import policy, roster
 from tests.helpers.classes import small_class
 from tests.helpers.command import run
 from tests.helpers.term import canvas_roster, moodle_roster

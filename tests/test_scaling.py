@@ -15,8 +15,8 @@ import shutil
 
 import pytest
 
-from grader.classwork import batch
-from grader.classwork.gradebook import Gradebook
+from grader.batch import batch
+from grader.gradebook import Gradebook
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits
 from grader.spec import registry
@@ -77,8 +77,8 @@ def test_a_batch_of_hundreds_leaks_no_descriptor_zombie_or_memory(tmp_path):
     reset_peak()
     summary = run(folder, tmp_path / "out")
     gc.collect()
-    errors = [(result["submission"], result["error"])
-              for result in Gradebook(tmp_path / "out").results() if result["error"]]
+    errors = [(result.submission, result.error)
+              for result in Gradebook(tmp_path / "out").results() if result.error]
     assert errors == []
     assert summary.graded == COUNT
     assert open_descriptors() == descriptors

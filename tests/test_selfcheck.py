@@ -144,8 +144,9 @@ def test_check_loads_only_what_it_uses(tmp_path):
              "grader.sandbox.isolation", "grader.sandbox.resources", "grader.sandbox.kernel",
              "grader.sandbox.doctor", "grader.sandbox.inside.worker",
              "grader.sandbox.inside.zygote_process", "grader.sandbox.inside.shell",
-             "grader.pipeline.grading", "grader.classwork", "grader.cli",
-             "grader.authoring", "grader.sandbox.limits", "grader.spec.checkfile",
+             "grader.pipeline.grading", "grader.gradebook", "grader.term", "grader.batch",
+             "grader.classreport", "grader.gradescope", "grader.ingest", "grader.similarity",
+             "grader.cli", "grader.authoring", "grader.sandbox.limits", "grader.spec.checkfile",
              "grader.pipeline.ipython_syntax", "grader.pipeline.layout_hint")
     assert sorted(name for name in ours if name.startswith(never)) == []
     assert "IPython" not in loaded["called"]

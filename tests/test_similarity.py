@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.classwork import similarity
-from grader.classwork.gradebook import Gradebook
-from grader.classwork.origins import Origin
-from grader.classwork.similarity import index, sources, tokens
+from grader import similarity
+from grader.gradebook import Gradebook
+from grader.gradebook.origins import Origin
 from grader.pipeline import loading
+from grader.similarity import index, sources, tokens
 from tests.conftest import ROOT
 from tests.helpers import similar_class
 from tests.helpers.classes import UDL_CORPUS
@@ -204,7 +204,7 @@ def test_the_index_proposes_only_pairs_that_share_a_rare_fragment(generated):
 
 
 def test_the_json_ranking_round_trips(generated):
-    from grader.classwork.similarity import shown
+    from grader.similarity import shown
 
     ranking, planted = generated
     data = json.loads(json.dumps(shown.to_dict(ranking)))

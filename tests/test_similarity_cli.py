@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.classwork import similarity
-from grader.classwork.similarity import shown
+from grader import similarity
 from grader.cli import class_arguments
+from grader.similarity import shown
 from tests.helpers import platforms, similar_class
 from tests.helpers.command import run
 

@@ -9,8 +9,8 @@ import random
 import subprocess
 import sys
 
-from grader.classwork.similarity import tokens, winnow
 from grader.pipeline.loading import prepare_cell
+from grader.similarity import tokens, winnow
 from grader.submission import Submission
 from tests.conftest import ROOT
 
@@ -69,7 +69,7 @@ def test_no_run_shorter_than_k_makes_a_fingerprint():
 
 
 def test_hashes_are_the_same_in_every_run():
-    code = ("from grader.classwork.similarity import winnow; print(winnow.kgrams("
+    code = ("from grader.similarity import winnow; print(winnow.kgrams("
             "[winnow.token_id(t) for t in 'a b c d e f g h i j k l m n'.split()]))")
     printed = {subprocess.run([sys.executable, "-c", code], env={**os.environ,
                               "PYTHONHASHSEED": seed}, cwd=ROOT, capture_output=True,

@@ -14,7 +14,7 @@ import sqlite3
 
 import pytest
 
-from grader.classwork.gradebook import FILENAME
+from grader.gradebook import FILENAME
 from tests.conftest import ROOT
 from tests.helpers.command import run
 from tests.helpers.platforms import (

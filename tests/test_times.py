@@ -11,8 +11,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from grader.classwork import grades, times
+from grader.batch import times
 from grader.errors import UsageError
+from grader.term import grades
 from tests.helpers.command import run
 from tests.helpers.platforms import canvas_zip, moodle_worksheet
 

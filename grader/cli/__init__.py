@@ -5,9 +5,10 @@
   `class_arguments`: the arguments the class's commands share (roster, time policy, times,
   similarity, override and log).
 - `app`: the one exit point, `run(argv, out, err)`: parse, run, print errors, exit codes.
-- `grade_commands`: `run`, `check` and `batch`; `class_commands`: `gradebook report` and
-  `similar`, and `gradescope`; `term_commands`: `gradebook export`, `override` and `log`;
-  `author_commands`: `list`, `assign`, `release`, `validate`, `references` and `doctor`.
+- One module per command noun: `grade_commands` (`run`, `check`), `batch_command` (`batch`),
+  `gradebook_commands` (`gradebook export`, `override`, `log`, `report` and `similar`),
+  `gradescope_commands` (`gradescope build` and `run`), `serve_command` (`serve`), and
+  `author_commands` (`list`, `assign`, `release`, `validate`, `references` and `doctor`).
 - `output`: writing the files a command was asked for.
 - `serve_command`: `grade serve`, a warm grader; `served`: where it listens, and the client
   side that hands `grade run` and `grade check` to it when it runs.

@@ -57,10 +57,10 @@ def add_override_commands(book_commands: Any) -> None:
     override.add_argument("--by", help="who (default: the user running grade)")
     add_gradebook(override)
     add_roster(override)
-    override.set_defaults(handler="term_commands:cmd_override")
+    override.set_defaults(handler="gradebook_commands:cmd_override")
     log = book_commands.add_parser("log", help="every override and clear, in order")
     add_gradebook(log, assignment=False)
-    log.set_defaults(handler="term_commands:cmd_log")
+    log.set_defaults(handler="gradebook_commands:cmd_log")
 
 
 def add_times(parser: argparse.ArgumentParser) -> None:

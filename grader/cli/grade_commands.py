@@ -1,5 +1,6 @@
-"""The commands that grade: `grade run`, `grade check` and `grade batch`, with the files that
-`run` and `check` write (JSON, HTML, Markdown, JUnit, the GitHub job summary)."""
+"""The commands that grade one submission: `grade run` and `grade check`, with the files they
+write (JSON, HTML, Markdown, JUnit, the GitHub job summary). `grade batch` builds on their
+grading options (`options`)."""
 
 from __future__ import annotations
 
@@ -160,7 +161,7 @@ def _check_feedback(args: argparse.Namespace) -> None:
 
 def _write_feedback(args: argparse.Namespace, results: list[Result], out: TextIO) -> None:
     """Each graded notebook with its feedback cells, where `--feedback` says."""
-    from grader.classwork import feedback_files
+    from grader.batch import feedback_files
 
     target = Path(args.feedback)
     for result in results:
@@ -207,42 +208,3 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     ok = all(r.status is ResultStatus.GRADED
              and all(e.status is CheckStatus.PASSED for e in r.exercises) for r in results)
     return 0 if ok else 1
-
-
-def cmd_batch(args: argparse.Namespace, out: TextIO) -> int:
-    """`grade batch`: a folder or zip of submissions into a gradebook; exit 1 when one could not be
-    graded."""
-    from grader.classwork import batch, finding, gradebook, identities  # sqlite: a batch only
-    from grader.cli import term_commands
-
-    assignment = registry.get(args.assignment)
-    found = term_commands.read_roster(args)  # a bad roster stops it before any grading
-    given = term_commands.read_times(args)  # and so do bad times
-    summary = batch.run(Path(args.folder), assignment, Path(args.out), args.jobs,
-                        options(args, public_only=False), force=args.force,
-                        pattern=finding.compile_pattern(args.student_pattern), dask=args.dask,
-                        feedback=args.feedback, platform=args.platform, given=given)
-    if summary.platform != "folder":
-        out.write(f"read {args.folder} as a {summary.platform} download\n")
-    for line in summary.ignored:
-        out.write(f"ignored {text.visible(line)}\n")
-    for line in (*summary.timed, *summary.regraded):
-        out.write(f"{text.visible(line)}\n")
-    out.write(f"graded {summary.graded}, skipped {summary.skipped} already in the gradebook, "
-              f"{summary.errors} could not be graded, in {summary.seconds:.1f} s; "
-              f"gradebook: {Path(args.out) / gradebook.FILENAME}\n")
-    if found is not None:
-        book = gradebook.Gradebook(Path(args.out))
-        keys = sorted({row.student for row in book.rows(assignment.name)})
-        matched = found.match(keys, identities.aliases(book, assignment.name))
-        for name in matched.strangers:
-            args.err.write(f"grade: not on the roster {args.roster}: {text.visible(name)}\n")
-        for doubt in matched.ambiguous:
-            args.err.write(f"grade: ambiguous: {text.visible(doubt.line(found.path))}\n")
-        handed = len({student.key for student in matched.students.values()})
-        doubtful = len({s.key for doubt in matched.ambiguous for s in doubt.students})
-        out.write(f"roster: {handed} of {len(found.students)} students handed in, "
-                  f"{len(found.students) - handed - doubtful} missing, "
-                  f"{len(matched.strangers)} not on the roster"
-                  + (f", {doubtful} ambiguous" if doubtful else "") + "\n")
-    return 1 if summary.errors else 0

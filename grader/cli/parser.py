@@ -23,11 +23,8 @@ if TYPE_CHECKING:
 
     from grader.sandbox.limits import Limits
 
-EXPORT_FORMATS = ("csv", "canvas", "moodle")
-"""`grade gradebook export --format`: those of `gradebook.FORMATS` (a test keeps them equal),
-named here so that parsing imports no gradebook."""
 BATCH_SOURCES = ("canvas", "moodle", "gradescope", "git", "folder")
-"""`grade batch --from`: `grader.classwork.ingest.recognise.PLATFORMS` (a test holds them equal)."""
+"""`grade batch --from`: `grader.ingest.recognise.PLATFORMS` (a test holds them equal)."""
 
 
 E = TypeVar("E", bound=enum.Enum)
@@ -253,16 +250,17 @@ def _batch(grade_class: argparse.ArgumentParser) -> None:
     _add_limits(grade_class)
     class_arguments.add_roster(grade_class)
     class_arguments.add_times(grade_class)
-    grade_class.set_defaults(handler="grade_commands:cmd_batch")
+    grade_class.set_defaults(handler="batch_command:cmd_batch")
 
 
 def _gradebook(book: argparse.ArgumentParser) -> None:
     book_commands = book.add_subparsers(dest="action", required=True, parser_class=_Parser)
     export = book_commands.add_parser("export", help="write the grade table as CSV")
     class_arguments.add_gradebook(export, assignment=False)
-    export.add_argument("--format", choices=EXPORT_FORMATS, default="csv",
-                        help="csv (one row per student and assignment), canvas (Canvas's "
-                        "gradebook import) or moodle (Moodle's CSV import)")
+    from grader.term.exports import formats  # the dialects' own list (light: no gradebook)
+
+    export.add_argument("--format", choices=formats.FORMATS, default=formats.FORMATS[0],
+                        help=formats.described())
     export.add_argument("--assignment", help="only this assignment")
     export.add_argument("--column", action="append", default=[], metavar="ASSIGNMENT=TITLE",
                         help="column title in the LMS, e.g. 'udl_attention=Attention (1234)' "
@@ -274,7 +272,7 @@ def _gradebook(book: argparse.ArgumentParser) -> None:
                         help="write nothing: say which grades would change against the "
                         "last export in this format")
     class_arguments.add_term(export)
-    export.set_defaults(handler="term_commands:cmd_export")
+    export.set_defaults(handler="gradebook_commands:cmd_export")
     report = book_commands.add_parser("report", help="what the class got wrong: scores, "
                                       "exercises, cases, misconceptions, cell errors and "
                                       "similar submissions, for the instructor")
@@ -285,7 +283,7 @@ def _gradebook(book: argparse.ArgumentParser) -> None:
                         "(with none of the three, the Markdown goes to stdout)")
     class_arguments.add_similarity(report)
     class_arguments.add_term(report)
-    report.set_defaults(handler="class_commands:cmd_class_report")
+    report.set_defaults(handler="gradebook_commands:cmd_class_report")
     class_arguments.add_override_commands(book_commands)
     similar = book_commands.add_parser("similar", help="rank pairs of students by the rare "
                                        "code they share (the template subtracted): a lead for "
@@ -295,7 +293,7 @@ def _gradebook(book: argparse.ArgumentParser) -> None:
     similar.add_argument("--top", type=int, default=20, metavar="N",
                          help="pairs printed (default: 20)")
     class_arguments.add_similarity(similar)
-    similar.set_defaults(handler="class_commands:cmd_similar")
+    similar.set_defaults(handler="gradebook_commands:cmd_similar")
 
 
 def _gradescope(scope: argparse.ArgumentParser) -> None:
@@ -306,7 +304,7 @@ def _gradescope(scope: argparse.ArgumentParser) -> None:
                                            "what the bundle's run_autograder calls)")
     for command in (build, run_inside):
         command.add_argument("--assignment", required=True)
-        command.set_defaults(handler="class_commands:cmd_gradescope")
+        command.set_defaults(handler="gradescope_commands:cmd_gradescope")
 
 
 def _check(check: argparse.ArgumentParser) -> None:

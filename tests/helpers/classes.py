@@ -8,7 +8,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from grader.classwork.gradebook import FILENAME
+from grader.gradebook import FILENAME
 from tests.conftest import ROOT
 
 UDL_CORPUS = ROOT / "tests" / "corpus" / "udl_attention"

@@ -364,16 +364,17 @@ def record(submissions: Path, out: Path, assignment: str = "udl_attention",
     hashes. Returns the number of rows."""
     import sqlite3
 
-    from grader.classwork import finding, origins
-    from grader.classwork.gradebook import FILENAME, Gradebook
+    from grader.batch import finding
+    from grader.gradebook import FILENAME, Gradebook, origins
 
     book = Gradebook(out)
     folder, _ = finding.source_folder(submissions, out)
     jobs, _, platform = finding.read_folder(folder, None, None)
     if remember:
         origins.remember(book, assignment, origins.Origin(folder.resolve(), platform))
-    result = json.dumps({"assignment": assignment, "exercises": [], "error": None,
-                         "status": "graded", "score": 1.0, "max_score": 1.0})
+    result = json.dumps({"assignment": assignment, "submission": "hw.py", "exercises": [],
+                         "error": None, "status": "graded", "score": 1.0, "max_score": 1.0,
+                         "duration_s": 0.0})
     rows = [(job.student, assignment, job.relative, job.sha256, "graded", 1.0, 1.0, result,
              "2026-01-01T00:00:00+00:00") for job in sorted(jobs, key=lambda j: j.student)]
     with sqlite3.connect(out / FILENAME) as db:

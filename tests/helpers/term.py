@@ -8,7 +8,8 @@ import io
 from datetime import datetime
 from pathlib import Path
 
-from grader.classwork.gradebook import Gradebook
+from grader import result_json
+from grader.gradebook import Gradebook
 from grader.model import Visibility
 from grader.results import CheckResult, CheckStatus, ExerciseResult, Result, ResultStatus
 
@@ -29,6 +30,13 @@ def result(first: float, second: float, assignment: str = ASSIGNMENT) -> Result:
     return Result(assignment, "hw.py", ResultStatus.GRADED, first + second, 10.0, 0.1,
                   exercises=(exercise("softmax", first), exercise("attention", second)),
                   sha256=f"{first}-{second}")
+
+
+def stored(data: dict) -> Result:
+    """A `Result` from a part of its JSON, written by hand: what the test does not say is a
+    graded submission of assignment "a" worth nothing."""
+    return result_json.from_dict({"assignment": "a", "submission": "hw.py", "status": "graded",
+                                  "score": 0.0, "max_score": 0.0, "duration_s": 0.0, **data})
 
 
 def book(out: Path, students: dict[str, tuple[float, float, datetime | None]]) -> Gradebook:
