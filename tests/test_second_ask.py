@@ -129,3 +129,17 @@ def test_a_pass_after_the_definition_is_marked_in_every_format(late, render):
     text = render(late)
     assert "later cell changes something it uses" in text.replace("\n", " ").replace(
         "        ", " ")
+
+
+def test_the_class_report_counts_the_passes_after_the_definition(late):
+    from grader.classreport import page, stats
+    from grader.gradebook import Row
+
+    row = Row("ada", "attention_basics", "late.ipynb", late.sha256, "graded", late.score,
+              late.max_score, "2026-11-27T10:00:00+00:00")
+    report = stats.build("attention_basics", [(row, late)])
+    late_counts = {e.name: e.late for e in report.exercises}
+    assert late_counts["softmax"] == 1
+    assert sum(late_counts.values()) == 1
+    assert '"late": 1' in page.render_json(report)
+    assert "Passed late" in page.html(report) and "Passed late" in page.markdown(report)

@@ -55,7 +55,7 @@ def to_dict(report: ClassReport) -> dict[str, Any]:
                       for b in report.histogram],
         "exercises": [{"name": e.name, "pass_rate": e.pass_rate, "mean_score": e.mean_score,
                        "max_score": e.max_score, "graded": e.graded, "attempted": e.attempted,
-                       "passed": e.passed,
+                       "passed": e.passed, "late": e.late,
                        "distribution": [{"points": p, "students": n}
                                         for p, n in e.distribution]}
                       for e in report.exercises],

@@ -93,6 +93,10 @@ class ExerciseStats:
     """Mean points earned, over the graded submissions."""
     distribution: tuple[tuple[float, int], ...]
     """(points, how many students earned exactly that), by points."""
+    late: int = 0
+    """Submissions in which some check of it passed only right after the cell that defines it,
+    not at the end of the notebook (a later cell changes what it uses): points earned by the
+    second ask, for the instructor to look at."""
 
     @property
     def pass_rate(self) -> float:
@@ -284,7 +288,9 @@ def _exercise(name: str, graded: Mapping[str, Result]) -> ExerciseStats:
         graded=len(found), attempted=sum(attempted(e) for e in found),
         passed=sum(e is not None and e.status is CheckStatus.PASSED for e in found),
         mean_score=round(statistics.fmean(points), scoring.DECIMALS) if points else 0.0,
-        distribution=tuple(sorted(distribution.items())))
+        distribution=tuple(sorted(distribution.items())),
+        late=sum(e is not None and any(c.passed and c.caution for c in e.checks)
+                 for e in found))
 
 
 def _cases(name: str, graded: Mapping[str, Result]) -> list[CaseStats]:
