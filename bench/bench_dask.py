@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench import make_class  # noqa: E402  (bench/bench.py, beside this file)
 from grader.batch import batch  # noqa: E402
+from grader.course import registry  # noqa: E402
 from grader.pipeline import grading  # noqa: E402
 from grader.sandbox.limits import Limits  # noqa: E402
-from grader.spec import registry  # noqa: E402
 
 
 class Clock(io.StringIO):

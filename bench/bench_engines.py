@@ -62,9 +62,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    from grader.course import registry
     from grader.pipeline import grading
     from grader.sandbox.zygote import Zygotes
-    from grader.spec import registry
 
     assignment = registry.get("udl_attention")
     startup = worker_start("kernel", assignment.requires, args.repeat)

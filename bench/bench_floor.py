@@ -244,7 +244,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=2.0,
                         help="seconds per statement (batch) and per cell (nbclient)")
     args = parser.parse_args()
-    from grader.spec import registry
+    from grader.course import registry
 
     assignment = registry.get("udl_attention")
     load_before = os.getloadavg()[0]

@@ -29,10 +29,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
+    from grader.course import registry
     from grader.pipeline import grading
     from grader.sandbox import session
     from grader.sandbox.zygote import Zygotes
-    from grader.spec import registry
 
     spent: dict[str, list[float]] = collections.defaultdict(list)
     grading_thread: list[Any] = []

@@ -20,10 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from grader import similarity  # noqa: E402
+from grader.course import registry  # noqa: E402
 from grader.gradebook import Gradebook  # noqa: E402
 from grader.gradebook.origins import Origin  # noqa: E402
 from grader.similarity import sources  # noqa: E402
-from grader.spec import registry  # noqa: E402
 from tests.helpers import similar_class  # noqa: E402
 
 

@@ -54,9 +54,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
+    from grader.course import registry
     from grader.pipeline import grading
     from grader.sandbox.zygote import Zygotes
-    from grader.spec import registry
 
     assignment = registry.get(grading.infer_assignment(args.notebook) or "udl_attention")
     start = {engine: worker_start(engine, assignment.requires, args.repeat * 4)

@@ -20,13 +20,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from grader.course import references, registry
+from grader.course.layout import CHECK_SUFFIX
 from grader.errors import UsageError
 from grader.model import Assignment, Case, Exercise, Visibility
 from grader.pipeline import agreement, diagnose, judging, scoring
 from grader.results import Result, ResultStatus, Verdict
 from grader.sandbox.inside.calling import NOT_IMPLEMENTED, SANDBOX_ENV, invoke
-from grader.spec import references, registry
-from grader.spec.layout import CHECK_SUFFIX
 
 
 def _parameters(signature: str) -> tuple[str, ...]:
@@ -44,7 +44,7 @@ def _known(folders: Sequence[Path]) -> list[tuple[Assignment, references.Referen
     for folder in dict.fromkeys([*folders, Path.cwd()]):
         if not any(folder.glob(f"*{CHECK_SUFFIX}")):
             continue  # the reader of check data is loaded only where there is some
-        from grader.spec import checkfile as released
+        from grader.course import checkfile as released
 
         for found, stored in released.found(folder):
             if found.name not in names:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from grader.course import references, registry
 from grader.sandbox import users
-from grader.spec import references, registry
 
 # The helpers assert as tests do; their failures should read as the tests' own.
 pytest.register_assert_rewrite("tests.helpers")

@@ -12,12 +12,12 @@ import re
 
 import pytest
 
+from grader.course import references, registry
 from grader.model import Exercise, Misconception, Visibility
 from grader.pipeline import agreement, diagnose, grading, vocabulary
 from grader.pipeline.judging import Context, judgement
 from grader.results import CheckResult, Verdict
 from grader.sandbox.limits import Limits
-from grader.spec import references, registry
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
 DECIMAL = re.compile(r"\d\.\d|\d[eE][-+]?\d")

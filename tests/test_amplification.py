@@ -12,11 +12,11 @@ import time
 import pytest
 
 from grader import cli
+from grader.course import registry
 from grader.model import Visibility
 from grader.pipeline import grading, scoring
 from grader.results import CellStatus, CheckStatus, ResultStatus, Verdict
 from grader.sandbox.limits import Limits
-from grader.spec import registry
 from grader.text import MESSAGE_CHARS
 from tests.helpers.honest import HONEST, HONEST_SCORE  # qkv_projections and causal_mask right
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from grader.authoring import building, master, skeleton
+from grader.course import references, registry
+from grader.course.layout import Layout
 from grader.errors import SpecError
-from grader.spec import references, registry
-from grader.spec.layout import Layout
 from tests.helpers.command import run
 from tests.helpers.command import write_master as notebook_master
 

@@ -18,12 +18,12 @@ import pytest
 
 from grader import cli
 from grader.batch import finding
+from grader.course import registry
 from grader.pipeline import grading, loading
 from grader.results import CellStatus, CheckStatus, ResultStatus
 from grader.sandbox import isolation, users
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import SandboxConfig, Session
-from grader.spec import registry
 from tests.conftest import ROOT, processes, survivors
 from tests.helpers.honest import HONEST, HONEST_SCORE
 
@@ -118,7 +118,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
 ''',
     "import-the-grader": '''
 def softmax(x):
-    from grader.spec import references, registry
+    from grader.course import references, registry
     stored = references.load(registry.get("attention_basics"))
     for (exercise, case), outputs in stored.outputs.items():
         if exercise == "softmax" and outputs[0].shape == np.shape(x):

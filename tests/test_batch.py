@@ -17,11 +17,11 @@ import pytest
 
 from grader import cli
 from grader.batch import batch, finding
+from grader.course import registry
 from grader.errors import UsageError
 from grader.gradebook import FILENAME, Gradebook
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits
-from grader.spec import registry
 from tests.conftest import ROOT
 from tests.helpers.classes import Terminal, make_class, normalised, small_class
 

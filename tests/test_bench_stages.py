@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from grader.course import registry
 from grader.gradebook import Gradebook
 from grader.pipeline import checking, grading
 from grader.sandbox.session import Session
 from grader.sandbox.zygote import Zygotes
-from grader.spec import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("bench_stages", ROOT / "bench" / "stages.py")

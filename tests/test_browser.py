@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.by import By
 
+from grader.course import registry
 from grader.pipeline import grading
 from grader.report import html
-from grader.spec import registry
 from tests.conftest import ARTIFACTS, CHROMIUM_INSTALL, ROOT
 
 pytestmark = pytest.mark.browser

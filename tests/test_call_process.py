@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from grader import result_json
+from grader.course import registry
 from grader.pipeline import grading, loading
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import SandboxConfig, Session
-from grader.spec import registry
 from tests.helpers.corpus import CORPUS
 
 RIGHT = "np.exp(x - x.max()) / np.exp(x - x.max()).sum()"

@@ -19,9 +19,9 @@ from pathlib import Path
 import yaml
 
 from grader import cli
+from grader.course import registry
 from grader.pipeline import grading
 from grader.report import junit
-from grader.spec import registry
 from tests.conftest import ROOT
 
 SEED002 = ROOT / "tests" / "corpus" / "udl_attention" / "seed002.ipynb"

@@ -17,11 +17,11 @@ from selenium.webdriver.common.by import By
 from grader import cli
 from grader.classreport import page as classpage
 from grader.classreport import stats as classreport
+from grader.course import references, registry
 from grader.gradebook import FILENAME, Gradebook, Row
 from grader.pipeline import grading
 from grader.result_json import from_dict
 from grader.sandbox.limits import Limits
-from grader.spec import references, registry
 from tests.conftest import ARTIFACTS, ROOT
 
 FAST = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from grader import cli
+from grader.course import registry
 from grader.pipeline import combine, grading
 from grader.results import CellStatus, CheckStatus, Result, ResultStatus
 from grader.sandbox.limits import Limits
-from grader.spec import registry
 from tests.conftest import ROOT
 from tests.helpers.book import BOOK_SETUP, BOOK_SOFTMAX_COLS, BOOK_STUBS, PART_2
 

@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader.assignments.variants import CATALOGUE
+from grader.course import references, registry
 from grader.pipeline import diagnose, grading
 from grader.results import Diagnosis
 from grader.sandbox.limits import Limits
-from grader.spec import references, registry
 from tests.helpers import corpus
 from tests.helpers.positional import MISTAKES, with_encoding
 from tests.helpers.positional import SOLUTION as PE_SOLUTION

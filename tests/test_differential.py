@@ -36,10 +36,10 @@ from pathlib import Path
 
 import pytest
 
+from grader.course import registry
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import Engine
-from grader.spec import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = ("attention_basics", "udl_attention")

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from grader import result_json
+from grader.course import registry
 from grader.errors import SpecError
 from grader.model import Assignment, Visibility
 from grader.pipeline import grading
@@ -20,7 +21,6 @@ from grader.report import gradescope_results as gradescope
 from grader.report import html, junit, markdown, terminal
 from grader.results import Result
 from grader.sandbox.limits import Limits
-from grader.spec import registry
 from tests.conftest import ROOT
 
 DUE = datetime(2030, 6, 1, 18, 0, tzinfo=timezone.utc)

@@ -36,11 +36,11 @@ except ImportError:  # in the dev extra: under CI (`CI` set), a missing install 
 
 from grader import cli
 from grader.batch import batch, finding  # noqa: E402
+from grader.course import registry
 from grader.errors import GraderError  # noqa: E402
 from grader.gradebook import Gradebook  # noqa: E402
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits  # noqa: E402
-from grader.spec import registry
 from tests.conftest import ROOT  # noqa: E402
 from tests.helpers import classes  # noqa: E402
 

@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
+from grader.course import registry
 from grader.pipeline import grading
 from grader.results import CellStatus, CheckStatus, ResultStatus
 from grader.sandbox import isolation
 from grader.sandbox.limits import Limits
-from grader.spec import registry
 from tests.conftest import ROOT
 
 LIMITS = Limits(cell_timeout=2, call_timeout=2, memory_mb=1024)

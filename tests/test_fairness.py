@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from grader.authoring import fairness
+from grader.course import references, registry
 from grader.pipeline import grading, scoring
 from grader.results import CheckStatus
 from grader.sandbox.limits import Limits
-from grader.spec import references, registry
 from tests.helpers.book import BOOK_SETUP, BOOK_STUBS, RETURN_V
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))

@@ -15,12 +15,12 @@ import pytest
 
 from grader import cli
 from grader.batch import batch
+from grader.course import registry
 from grader.model import Visibility
 from grader.pipeline import definitions, grading, loading, notebooks
 from grader.pipeline.grading import Options
 from grader.report import feedback, markdown
 from grader.results import CheckResult, CheckStatus
-from grader.spec import registry
 from tests.conftest import ROOT
 
 ALICE = ROOT / "examples" / "alice.ipynb"

@@ -7,9 +7,9 @@ import ast
 import json
 
 from grader import result_json
+from grader.course import registry
 from grader.pipeline import fingerprint, grading, loading
 from grader.results import Fingerprint
-from grader.spec import registry
 from tests.conftest import ROOT
 
 NAMES = ("f", "Block")

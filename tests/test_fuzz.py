@@ -14,11 +14,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from grader.course import registry
 from grader.errors import SubmissionError
 from grader.pipeline import fingerprint, grading, ipython_syntax, loading, notebook_globals
 from grader.results import ResultStatus
 from grader.sandbox.limits import Limits
-from grader.spec import registry
 from grader.submission import Submission
 
 FUZZ = settings(max_examples=150, deadline=None,

@@ -7,11 +7,11 @@ import re
 import nbformat
 import pytest
 
+from grader.course import registry
 from grader.pipeline import grading
 from grader.results import CellStatus, CheckStatus, ResultStatus
 from grader.sandbox import isolation, zygote
 from grader.sandbox.kernel import KernelTransport
-from grader.spec import registry
 from tests.conftest import ROOT, processes, survivors
 from tests.helpers.corpus import CORPUS, EXPECTED, FAST, grade
 

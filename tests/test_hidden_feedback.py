@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from grader.course import registry
 from grader.model import Visibility
 from grader.pipeline import grading
-from grader.spec import registry
 from tests.helpers.book import BOOK_STUBS, PART_2, RETURN_V
 from tests.helpers.corpus import CORPUS, EXPECTED, FAST
 

@@ -18,13 +18,13 @@ import numpy as np
 import pytest
 
 from grader import cli, result_json
+from grader.course import registry
 from grader.model import Visibility
 from grader.pipeline import grading
 from grader.report import gradescope_results as gradescope
 from grader.report import html, junit, markdown, terminal
 from grader.sandbox import transport
 from grader.sandbox.limits import Limits
-from grader.spec import registry
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
 UDL = registry.get("udl_attention")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from grader import cli, result_json, text
 from grader.batch import batch, jobs
+from grader.course import registry
 from grader.gradebook import Gradebook
 from grader.gradescope import autograder
 from grader.model import Visibility
@@ -32,7 +33,6 @@ from grader.results import (
     ResultStatus,
 )
 from grader.sandbox.limits import Limits
-from grader.spec import registry
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=3, call_timeout=3, memory_mb=1024))
 # What no output may hold: C0 controls but tab and newline (so CR too), DEL, C1 (ESC is C0,

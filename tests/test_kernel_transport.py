@@ -21,9 +21,9 @@ import time
 
 import pytest
 
+from grader.course import registry
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits
-from grader.spec import registry
 from tests.conftest import processes, survivors
 from tests.helpers.honest import HONEST, HONEST_SCORE
 from tests.helpers.memory import reset_peak, resident_mb

@@ -35,7 +35,7 @@ def test_import_contracts_hold():
 
 @pytest.mark.parametrize(("where", "imports", "broken"), [
     # The spec layer reaching up into one submission's grading.
-    ("spec/upward.py", "from grader.pipeline import grading", "grader.spec is not allowed"),
+    ("course/upward.py", "from grader.pipeline import grading", "grader.course is not allowed"),
     # What runs in the sandbox importing the grader's data model.
     ("sandbox/inside/upward.py", "import grader.model",
      "What runs in the sandbox imports nothing"),

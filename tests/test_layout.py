@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
+from grader.course import layout, references, registry
+from grader.course.layout import Layout
 from grader.errors import SpecError
 from grader.gradescope import autograder
-from grader.spec import layout, references, registry
-from grader.spec.layout import Layout
 
 PACKAGE = Path(layout.__file__).resolve().parents[1]
 PROJECT = PACKAGE.parent
 HANDOFFS = ("GRADER_LIMITS", "GRADER_CONFINE", "GRADER_ZYGOTE_", "GRADER_KERNEL_CHANNEL",
             "GRADER_SANDBOX")
 """What the grader hands its sandbox child, which reads it at start-up."""
-READER = ("spec/layout.py", "Layout.from_environment")
+READER = ("course/layout.py", "Layout.from_environment")
 
 
 @pytest.fixture(autouse=True)
@@ -45,7 +45,7 @@ def test_the_project_round_trips_with_no_variable_at_all():
     assert project.is_project and project.environment() == {}
     assert Layout.from_environment({}) == project == Layout.from_environment()
     assert project.declarations == PACKAGE / "assignments"
-    assert project.public("udl_attention") == PACKAGE / "spec" / "public" / "udl_attention.npz"
+    assert project.public("udl_attention") == PACKAGE / "course" / "public" / "udl_attention.npz"
     assert project.hidden("udl_attention") == \
         PROJECT / "solutions" / "references" / "udl_attention.npz"
     assert (project.declaration_folders, project.autograder) == ((), Path("/autograder"))

@@ -3,10 +3,10 @@ names that cell and its error, which is what the student has to fix."""
 
 from __future__ import annotations
 
+from grader.course import registry
 from grader.model import Visibility
 from grader.pipeline import grading, vocabulary
 from grader.results import CheckStatus, Verdict
-from grader.spec import registry
 from tests.helpers.book import BOOK_SETUP, BOOK_SOFTMAX_COLS
 from tests.helpers.corpus import CORPUS, FAST
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from grader.course import registry
 from grader.model import Case
-from grader.spec import registry
 
 
 def test_a_case_makes_its_inputs_once_and_a_caller_cannot_change_them():

@@ -24,6 +24,7 @@ import pytest
 
 from grader.authoring import building
 from grader.batch import feedback_files
+from grader.course import references, registry
 from grader.model import Assignment, Visibility
 from grader.pipeline import grading, vocabulary
 from grader.report import gradescope_results, html, junit, markdown, terminal
@@ -31,7 +32,6 @@ from grader.result_json import render as render_json
 from grader.results import Result
 from grader.sandbox.limits import Limits
 from grader.sandbox.zygote import Zygotes
-from grader.spec import references, registry
 
 pytestmark = pytest.mark.slow
 

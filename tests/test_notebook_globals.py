@@ -11,10 +11,10 @@ import time
 
 import pytest
 
+from grader.course import registry
 from grader.pipeline import grading, loading, notebook_globals
 from grader.results import CheckStatus, ResultStatus
 from grader.sandbox.limits import Limits
-from grader.spec import registry
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
 

@@ -8,10 +8,10 @@ import re
 import pytest
 
 from grader.authoring import master, validate
+from grader.course import registry
+from grader.course.layout import Layout
 from grader.errors import SpecError, SubmissionError
 from grader.pipeline import loading, notebooks
-from grader.spec import registry
-from grader.spec.layout import Layout
 
 V3 = {"nbformat": 3, "nbformat_minor": 0, "metadata": {"grader": {"assignment": "unit"}},
       "worksheets": [{"cells": [{"cell_type": "code", "input": "x = 1", "language": "python",

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.spec import registry
+from grader.course import registry
 from tests.conftest import ROOT
 from tests.helpers.command import run as grade
 from tests.helpers.command import write_master

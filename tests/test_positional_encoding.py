@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from grader.course import registry
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits
-from grader.spec import registry
 from tests.helpers.positional import LOOP, MISTAKES, SOLUTION, with_encoding
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=10, call_timeout=10))

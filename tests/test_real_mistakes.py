@@ -12,11 +12,11 @@ import pytest
 
 from grader import check as check_in_notebook
 from grader import selfcheck
+from grader.course import checkfile, references, registry
 from grader.model import Visibility
 from grader.pipeline import grading, layout_hint
 from grader.results import CheckResult, CheckStatus, Result
 from grader.sandbox.limits import Limits
-from grader.spec import checkfile, references, registry
 from tests.helpers.book import BOOK_SETUP, BOOK_SOFTMAX_COLS
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from grader.authoring import building
+from grader.course import references, registry
+from grader.course.layout import ENV_PUBLIC, ENV_REFERENCES, ENV_SOLUTIONS, Layout
 from grader.errors import ReferencesError
 from grader.model import Visibility
-from grader.spec import references, registry
-from grader.spec.layout import ENV_PUBLIC, ENV_REFERENCES, ENV_SOLUTIONS, Layout
 
 NAMES = sorted(registry.assignments())
 

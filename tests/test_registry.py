@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from grader.course import registry
 from grader.errors import SpecError, UsageError
 from grader.model import Assignment, Case, Exercise
-from grader.spec import registry
 
 # Each test reads the registry afresh (it may declare assignments of its own).
 pytestmark = pytest.mark.usefixtures("fresh_registry")

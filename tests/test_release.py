@@ -28,12 +28,12 @@ import pytest
 
 from grader import cli, selfcheck
 from grader.authoring import release
+from grader.course import checkfile as released
+from grader.course import references, registry
+from grader.course.layout import Layout
+from grader.course.references import as_outputs
 from grader.errors import SpecError, UsageError
 from grader.model import Visibility
-from grader.spec import checkfile as released
-from grader.spec import references, registry
-from grader.spec.layout import Layout
-from grader.spec.references import as_outputs
 from tests import leakscan
 from tests.helpers.scanning import MARKERS, arrays_in, material, scan, secrets, windows
 

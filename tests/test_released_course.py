@@ -27,8 +27,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from grader.spec import checkfile, registry
-from grader.spec.layout import Layout
+from grader.course import checkfile, registry
+from grader.course.layout import Layout
 from tests import leakscan
 from tests.conftest import ROOT
 from tests.helpers.command import run as grade

@@ -331,8 +331,8 @@ def test_slices_too_wide_to_draw_are_left_out():
 
 
 def test_cells_are_located_as_jupyter_shows_them(make_submission):
+    from grader.course import registry
     from grader.pipeline import grading
-    from grader.spec import registry
 
     path = make_submission(["import numpy as np", "x = 1", "raise ValueError('late')"])
     notebook = json.loads(path.read_text())

@@ -16,10 +16,10 @@ import shutil
 import pytest
 
 from grader.batch import batch
+from grader.course import registry
 from grader.gradebook import Gradebook
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits
-from grader.spec import registry
 from tests.conftest import ROOT
 from tests.helpers.memory import reset_peak, resident_mb
 

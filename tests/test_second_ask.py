@@ -10,12 +10,12 @@ import re
 import numpy as np
 import pytest
 
+from grader.course import registry
 from grader.model import Visibility
 from grader.pipeline import checking, grading
 from grader.report import gradescope_results, html, junit, markdown, terminal
 from grader.result_json import render as render_json
 from grader.sandbox.limits import Limits
-from grader.spec import registry
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
 ASSIGNMENT = registry.get("attention_basics")

@@ -146,7 +146,7 @@ def test_check_loads_only_what_it_uses(tmp_path):
              "grader.sandbox.inside.zygote_process", "grader.sandbox.inside.shell",
              "grader.pipeline.grading", "grader.gradebook", "grader.term", "grader.batch",
              "grader.classreport", "grader.gradescope", "grader.ingest", "grader.similarity",
-             "grader.cli", "grader.authoring", "grader.sandbox.limits", "grader.spec.checkfile",
+             "grader.cli", "grader.authoring", "grader.sandbox.limits", "grader.course.checkfile",
              "grader.pipeline.ipython_syntax", "grader.pipeline.layout_hint")
     assert sorted(name for name in ours if name.startswith(never)) == []
     assert "IPython" not in loaded["called"]

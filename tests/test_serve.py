@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from grader.cli import serve_command, served
-from grader.spec import registry
-from grader.spec.layout import ENV_ASSIGNMENTS
+from grader.course import registry
+from grader.course.layout import ENV_ASSIGNMENTS
 from tests.conftest import ROOT, processes, survivors
 from tests.helpers.command import run
 

@@ -135,7 +135,7 @@ def test_only_the_sandbox_part_of_the_grader_package_is_there(make_submission):
     with session:
         outcome = session.call("f", "function", (0,), {}, None)
     assert outcome.value == ["__init__.py", "sandbox"]
-    for module, missing in (("grader.spec.references", "grader.spec"),
+    for module, missing in (("grader.course.references", "grader.course"),
                             ("grader.sandbox.session", "grader.sandbox.session"),
                             ("grader.pipeline.grading", "grader.pipeline")):
         with Session(SandboxConfig(LIMITS, watch=("f",))) as session:

@@ -10,11 +10,11 @@ from importlib.metadata import version
 
 import pytest
 
+from grader.course import registry
 from grader.pipeline import grading
 from grader.results import CellStatus, ResultStatus
 from grader.sandbox.inside import displays, shell
 from grader.sandbox.limits import Limits
-from grader.spec import registry
 
 LIMITS = Limits(cell_timeout=5, call_timeout=2, memory_mb=1024)
 NOTE = "[grader] not run: "

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from grader import cli
-from grader.spec import registry
-from grader.spec.layout import Layout
+from grader.course import registry
+from grader.course.layout import Layout
 
 pytestmark = pytest.mark.usefixtures("fresh_registry")
 

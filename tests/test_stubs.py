@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from grader.spec import registry
+from grader.course import registry
 from tests.conftest import ROOT
 
 NAMES = sorted(registry.assignments())

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from grader.course.references import as_outputs
 from grader.model import Case, Exercise, Visibility
 from grader.pipeline import diagnose
 from grader.pipeline.judging import Context, judge
-from grader.spec.references import as_outputs
 
 SIGNATURE = "(queries, keys, values, valid_lens)"
 

@@ -12,7 +12,7 @@ import pytest
 
 from grader import cli
 from grader.authoring import building, validate
-from grader.spec import layout, registry
+from grader.course import layout, registry
 
 # Each test reads the registry afresh (it may declare assignments of its own).
 pytestmark = pytest.mark.usefixtures("fresh_registry")

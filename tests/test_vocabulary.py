@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from grader.course import registry
 from grader.model import Visibility
 from grader.pipeline import vocabulary
 from grader.results import CheckResult, CheckStatus, Diagnosis, ExerciseResult, Verdict
-from grader.spec import registry
 
 SECURITY = " ".join((Path(__file__).parent.parent / "SECURITY.md").read_text().split())
 SOFTMAX = registry.get("attention_basics").exercise("softmax")

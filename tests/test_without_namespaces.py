@@ -115,7 +115,7 @@ def test_without_namespaces_student_code_opens_nothing_the_grader_holds(tmp_path
                 submissions / "bob" / "bob_udl_attention.py")
     targets = sorted(str(path) for path in [
         *project.glob("solutions/references/*.npz"), *project.glob("solutions/*.py"),
-        *project.glob("grader/spec/public/*.npz"), project / "grader" / "cli" / "app.py",
+        *project.glob("grader/course/public/*.npz"), project / "grader" / "cli" / "app.py",
         project / "solutions", project / "grader", submissions / "bob",
         submissions / "bob" / "bob_udl_attention.py", out / "gradebook.sqlite"])
     assert len(targets) > 12

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.spec import registry
-from grader.spec.layout import Layout
+from grader.course import registry
+from grader.course.layout import Layout
 from tests.conftest import ROOT
 from tests.helpers.command import run as grade
 from tests.helpers.scanning import scan

@@ -239,8 +239,8 @@ def test_a_submission_that_imports_matplotlib_is_forked_from_a_zygote_that_has_i
         make_submission):
     """pyplot is imported once in a zygote of its own, not in every such submission's cells;
     the forked worker still plots and saves, and a submission without it is not given it."""
+    from grader.course import registry
     from grader.pipeline import grading
-    from grader.spec import registry
 
     cells = ['import sys\nprint("warm", "matplotlib.pyplot" in sys.modules)',
              'import os\nimport matplotlib.pyplot as plt\nplt.plot([1, 2], [3, 4])\n'
@@ -272,8 +272,8 @@ def _graded_by_default():
     """A correct notebook through `grading.grade` with the default engine: (score, the JSON
     result's worker, the isolation text)."""
     from grader import result_json
+    from grader.course import registry
     from grader.pipeline import grading
-    from grader.spec import registry
 
     result = grading.grade(CORRECT, registry.get("udl_attention"))
     return result.score, result_json.to_dict(result)["worker"], result.isolation

@@ -1,1 +1,1 @@
-"""Assignment declarations; each module defines `ASSIGNMENT` (see `grader.spec.registry`)."""
+"""Assignment declarations; each module defines `ASSIGNMENT` (see `grader.course.registry`)."""

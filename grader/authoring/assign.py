@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from grader.authoring import building, calls, files, leaks, master, skeleton
+from grader.course import registry
+from grader.course.layout import Layout
 from grader.errors import SpecError
-from grader.spec import registry
-from grader.spec.layout import Layout
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Building references: run the solution on every case in the sandbox, store what it returns
-(`grader.spec.references` keeps the format), and say what no longer agrees.
+(`grader.course.references` keeps the format), and say what no longer agrees.
 
 The solution runs in the sandbox, as a submission does (`compute`): never in this process, so
 that a solution made from an instructor's notebook (`grade assign`) cannot touch the grader.
@@ -12,14 +12,14 @@ from pathlib import Path
 
 import numpy as np
 
+from grader.course.layout import ENV_SOLUTIONS, Layout
+from grader.course.references import Outputs, as_outputs, file_sha256, not_public, read, write
 from grader.errors import ReferencesError, SubmissionError
 from grader.model import Assignment, Visibility
 from grader.pipeline import loading
 from grader.results import CellStatus
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import SandboxConfig, Session
-from grader.spec.layout import ENV_SOLUTIONS, Layout
-from grader.spec.references import Outputs, as_outputs, file_sha256, not_public, read, write
 
 # A solution is trusted to finish, not to be quick: torch builds a model per case.
 LIMITS = Limits(cell_timeout=120.0, call_timeout=120.0, submission_timeout=3600.0)

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from grader.assignments.variants import hard_weights
+from grader.course.references import Outputs
 from grader.model import Case, Exercise
 from grader.pipeline import compare, diagnose
-from grader.spec.references import Outputs
 
 
 @dataclass(frozen=True)

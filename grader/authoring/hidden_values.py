@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from grader.course.references import References
 from grader.model import Assignment, Visibility
-from grader.spec.references import References
 
 DTYPES = ("<f8", "<f4")
 

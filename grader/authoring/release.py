@@ -2,7 +2,7 @@
 
 An allow-list: the stub notebooks (outputs cleared), the stub module, and
 `<assignment>.check.npz`, the public cases, their expected outputs and what each catalogued
-misconception returns on them, for `check()` and `grade check` (`grader.spec.checkfile`).
+misconception returns on them, for `check()` and `grade check` (`grader.course.checkfile`).
 Before anything is written, every file is checked, three times:
 - scanned: every byte it will be written with holds no solution marker and no line of the
   solution module that the stubs' code does not hold, in any cell of any type, attachment,
@@ -27,12 +27,12 @@ from typing import Any
 
 from grader.authoring import hidden_values, leaks
 from grader.authoring.files import code_sources, notebook_python, notebook_text
+from grader.course import checkfile as released
+from grader.course import references
+from grader.course.layout import ENV_SOLUTIONS, Layout
 from grader.errors import SpecError, UsageError
 from grader.model import Assignment, Visibility
 from grader.pipeline import diagnose
-from grader.spec import checkfile as released
-from grader.spec import references
-from grader.spec.layout import ENV_SOLUTIONS, Layout
 
 FIX = ("remove it: students get no solution in any cell, attachment, output or metadata "
        "(release the stubs that `grade assign` writes)")

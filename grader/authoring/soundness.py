@@ -23,11 +23,11 @@ import numpy as np
 from grader.authoring import building, calls, domains, master
 from grader.authoring.problems import Problem
 from grader.authoring.skeleton import MARKER
+from grader.course.layout import PACKAGE_DIR, Layout
+from grader.course.references import Outputs
 from grader.errors import ReferencesError, SpecError
 from grader.model import Assignment, Exercise
 from grader.pipeline import compare
-from grader.spec.layout import PACKAGE_DIR, Layout
-from grader.spec.references import Outputs
 
 DECLARED_NONFINITE = re.compile(r"\bnan\b|\binf\b|\binfinit\w*|\bnon-?finite\b", re.I)
 """Words of a case's note that declare a NaN or inf in the solution's output as expected."""

@@ -30,11 +30,11 @@ import numpy as np
 from grader.authoring import building, fairness, soundness
 from grader.authoring.files import notebook_python, signatures
 from grader.authoring.problems import Problem
+from grader.course.layout import Layout
+from grader.course.references import Outputs
 from grader.errors import ReferencesError, SpecError, SubmissionError
 from grader.model import Assignment, Case, Exercise, Inputs
 from grader.pipeline import diagnose, notebooks
-from grader.spec.layout import Layout
-from grader.spec.references import Outputs
 
 LARGE = 50.0
 """Magnitude of an input from which exp() of scores made of it may overflow (the same

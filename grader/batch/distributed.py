@@ -39,12 +39,12 @@ from typing import Any
 
 from grader import __version__, result_json
 from grader.batch import jobs
+from grader.course import references, registry
 from grader.errors import GraderError, IsolationError, UsageError
 from grader.model import Assignment
 from grader.pipeline import grading, loading, submissions
 from grader.sandbox import isolation
 from grader.sandbox.zygote import Zygotes
-from grader.spec import references, registry
 
 INSTALL = 'pip install "attention-grader[dask]"'
 try:

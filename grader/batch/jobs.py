@@ -13,11 +13,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
+from grader.course import references
 from grader.model import Assignment
 from grader.pipeline import combine, grading
 from grader.report import html, markdown
 from grader.results import Result
-from grader.spec import references
 
 
 @dataclass(frozen=True)

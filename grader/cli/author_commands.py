@@ -8,7 +8,7 @@ import shlex
 from pathlib import Path
 from typing import TextIO
 
-from grader.spec import registry
+from grader.course import registry
 
 
 def cmd_list(args: argparse.Namespace, out: TextIO) -> int:
@@ -51,7 +51,7 @@ def cmd_references(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_assign(args: argparse.Namespace, out: TextIO) -> int:
     """`grade assign`: every file of an assignment, from a master notebook."""
     from grader.authoring import assign
-    from grader.spec.layout import Layout
+    from grader.course.layout import Layout
 
     for written in assign.assign(Path(args.master), Path(args.out)):
         out.write(f"{written.path}: {written.what}\n")

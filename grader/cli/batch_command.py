@@ -10,7 +10,7 @@ from grader import text
 from grader.batch import times
 from grader.cli import gradebook_commands
 from grader.cli.grade_commands import options
-from grader.spec import registry
+from grader.course import registry
 from grader.term import policy
 
 

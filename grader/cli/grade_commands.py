@@ -14,6 +14,7 @@ from typing import TextIO
 from grader import result_json, text
 from grader.cli import parser
 from grader.cli.output import write
+from grader.course import checkfile, references, registry
 from grader.errors import UsageError
 from grader.model import Assignment
 from grader.pipeline import grading, submissions
@@ -21,7 +22,6 @@ from grader.pipeline.grading import Options
 from grader.report import terminal
 from grader.report.files import report_path
 from grader.results import CheckStatus, Result, ResultStatus
-from grader.spec import checkfile, references, registry
 
 MAX_SUMMARY = 1 << 20
 

@@ -265,7 +265,7 @@ def _similarity(args: argparse.Namespace) -> similarity.Ranking:
     """The ranking that `--submissions` (or where the batch recorded it read them),
     `--stubs` and `--threshold` ask for."""
     from grader import similarity
-    from grader.spec.layout import Layout
+    from grader.course.layout import Layout
 
     if not 0 < args.threshold <= 1:
         raise UsageError(f"--threshold {args.threshold:g}: give a score between 0 and 1, "

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import TextIO
 
 from grader import text
+from grader.course import registry
 from grader.pipeline import grading
 from grader.report import terminal
-from grader.spec import registry
 
 
 def cmd_gradescope(args: argparse.Namespace, out: TextIO) -> int:

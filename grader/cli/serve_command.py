@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from grader.cli import app, served
+from grader.course import registry
+from grader.course.layout import Layout
 from grader.errors import UsageError
 from grader.sandbox.zygote import Zygotes
-from grader.spec import registry
-from grader.spec.layout import Layout
 
 
 class _Output(io.StringIO):

@@ -13,13 +13,13 @@ import zipfile
 from dataclasses import replace
 from pathlib import Path
 
+from grader.course.layout import ENV_AUTOGRADER, PACKAGE_DIR, Layout
 from grader.errors import UsageError
 from grader.model import Assignment
 from grader.pipeline import grading, submissions
 from grader.report import gradescope_results
 from grader.results import Result
 from grader.sandbox import isolation
-from grader.spec.layout import ENV_AUTOGRADER, PACKAGE_DIR, Layout
 
 ROOT_ENV = ENV_AUTOGRADER
 SETUP = """#!/usr/bin/env bash

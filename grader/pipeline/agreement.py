@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from grader.course.references import Outputs
 from grader.model import Case, Exercise, Misconception
 from grader.pipeline import diagnose
 from grader.pipeline.judging import Context
 from grader.results import CheckResult, CheckStatus, Diagnosis
-from grader.spec.references import Outputs
 
 
 @dataclass(frozen=True)

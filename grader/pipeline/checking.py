@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from grader.course import references
 from grader.model import Assignment, Case, Exercise, Visibility
 from grader.pipeline import agreement, diagnose, layout_hint, scoring, vocabulary
 from grader.pipeline.diagnose import Written
@@ -18,7 +19,6 @@ from grader.pipeline.judging import Context, Judgement, judgement
 from grader.results import CheckResult, ExerciseResult, Verdict
 from grader.sandbox.outcomes import CallOutcome
 from grader.sandbox.session import Session
-from grader.spec import references
 from grader.text import cap
 
 LATE_PRINTED = "[grader] printed outside any call while the hidden cases ran:\n"

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from grader.course.references import Outputs, as_outputs
 from grader.model import Exercise, Misconception
 from grader.results import Diagnosis
-from grader.spec.references import Outputs, as_outputs
 
 # Looser than the checks: a float32 or loop-based student matches a float64 variant.
 MATCH_RTOL = 1e-4

@@ -12,6 +12,7 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from grader.course import references, registry
 from grader.errors import (
     GraderError,
     IsolationError,
@@ -43,7 +44,6 @@ from grader.sandbox import isolation
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import Engine, OnError, SandboxConfig, Session
 from grader.sandbox.zygote import Zygotes
-from grader.spec import references, registry
 from grader.submission import Submission
 
 

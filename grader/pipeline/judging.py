@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from grader.course.references import Outputs
 from grader.model import Case, Exercise, Inputs, Visibility
 from grader.pipeline import compare, diagnose, scoring
 from grader.pipeline.diagnose import Written
 from grader.results import CheckResult, Diagnosis
-from grader.spec.references import Outputs
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from grader.course import registry
 from grader.gradebook import Row
 from grader.gradebook.origins import Origin
 from grader.similarity import index, sources, template
@@ -29,7 +30,6 @@ from grader.similarity.score import (
     rank,
 )
 from grader.similarity.tokens import Definition
-from grader.spec import registry
 
 __all__ = ["THRESHOLD", "Cluster", "ExerciseScore", "Fragment", "Line", "NotCompared", "Pair",
            "Ranking", "Side", "compare", "of_batch", "rank"]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from grader.course import registry
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits
-from grader.spec import registry
 from tests.conftest import ROOT
 
 CORPUS = ROOT / "tests" / "corpus"

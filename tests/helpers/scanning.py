@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
+from grader.course import references, registry
+from grader.course.layout import Layout
 from grader.model import Assignment, Visibility
-from grader.spec import references, registry
-from grader.spec.layout import Layout
 from tests import leakscan
 from tests.conftest import ROOT
 

@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from grader.course.layout import CHECK_SUFFIX as SUFFIX
+from grader.course.references import Outputs, References
 from grader.errors import SpecError
 from grader.model import Assignment, Case, Exercise, Inputs, Misconception, Visibility
 from grader.sandbox.inside import protocol
-from grader.spec.layout import CHECK_SUFFIX as SUFFIX
-from grader.spec.references import Outputs, References
 
 SCHEMA = "grader.release/1"
 

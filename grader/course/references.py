@@ -1,8 +1,9 @@
 """Reference outputs as stored: written and read with the hash of the solution that made them.
 
-Two files per assignment, where the `Layout` says (`grader.spec.layout`):
+Two files per assignment, where the `Layout` says (`grader.course.layout`):
 - hidden: `solutions/references/<name>.npz`, every case; it stays with the instructor's solutions.
-- public: `grader/spec/public/<name>.npz`, public cases only; it ships in the package for `check()`.
+- public: `grader/course/public/<name>.npz`, public cases only; it ships in the package for
+  `check()`.
 
 Computing them (running the solution in the sandbox) is authoring's job:
 `grader.authoring.building`.
@@ -21,9 +22,9 @@ from types import ModuleType
 
 import numpy as np
 
+from grader.course.layout import ENV_SOLUTIONS, Layout
 from grader.errors import ReferencesError
 from grader.model import Assignment, Visibility
-from grader.spec.layout import ENV_SOLUTIONS, Layout
 
 SCHEMA = "grader.references/1"
 

@@ -3,7 +3,7 @@ environment.
 
 A course folder DIR (`grade assign --out DIR`) holds `DIR/exercises/` (what students get),
 `DIR/solutions/` (solutions, hidden references in its `references/`) and the declarations and
-public references: in `DIR/grader/assignments/` and `DIR/grader/spec/public/` when DIR is this
+public references: in `DIR/grader/assignments/` and `DIR/grader/course/public/` when DIR is this
 project, else in `DIR/assignments/` and `DIR/references/`. Grading finds them through the
 `GRADER_*` variables below, read only by `Layout.from_environment`, which is read when asked
 (never at import), and written back by `Layout.environment`. Gradescope's tree is
@@ -53,7 +53,7 @@ class Layout:
     unless given."""
     public_references: Path = _DERIVED
     """The folder of the public references (`$GRADER_PUBLIC_REFERENCES`); unless given,
-    `root/grader/spec/public` for this project, else `root/references`."""
+    `root/grader/course/public` for this project, else `root/references`."""
     declaration_folders: tuple[Path, ...] = cast(tuple[Path, ...], None)
     """The folders of declarations that the registry reads besides the package's
     (`$GRADER_ASSIGNMENTS`); unless given, none for this project, else `root/assignments`."""
@@ -67,7 +67,7 @@ class Layout:
             object.__setattr__(self, "hidden_references", self.solutions / "references")
         if self.public_references is None:
             object.__setattr__(self, "public_references", self.root / (
-                "grader/spec/public" if self.is_project else "references"))
+                "grader/course/public" if self.is_project else "references"))
         if self.declaration_folders is None:
             object.__setattr__(self, "declaration_folders",
                                () if self.is_project else (self.declarations,))
@@ -81,7 +81,7 @@ class Layout:
         folders = env.get(ENV_ASSIGNMENTS, "").split(os.pathsep)
         return cls(root=solutions.resolve().parent, solutions=solutions,
                    hidden_references=Path(env.get(ENV_REFERENCES) or solutions / "references"),
-                   public_references=Path(env.get(ENV_PUBLIC) or PACKAGE_DIR / "spec" / "public"),
+                   public_references=Path(env.get(ENV_PUBLIC) or PACKAGE_DIR / "course" / "public"),
                    declaration_folders=tuple(Path(folder) for folder in folders if folder),
                    autograder=Path(env.get(ENV_AUTOGRADER) or AUTOGRADER))
 
@@ -95,7 +95,7 @@ class Layout:
         (none for this project)."""
         defaults = {ENV_SOLUTIONS: PROJECT_DIR / "solutions",
                     ENV_REFERENCES: self.solutions / "references",
-                    ENV_PUBLIC: PACKAGE_DIR / "spec" / "public", ENV_AUTOGRADER: AUTOGRADER}
+                    ENV_PUBLIC: PACKAGE_DIR / "course" / "public", ENV_AUTOGRADER: AUTOGRADER}
         values = {ENV_SOLUTIONS: self.solutions, ENV_REFERENCES: self.hidden_references,
                   ENV_PUBLIC: self.public_references, ENV_AUTOGRADER: self.autograder}
         written = {ENV_ASSIGNMENTS: os.pathsep.join(map(str, self.declaration_folders))}

@@ -20,9 +20,9 @@ from pathlib import Path
 from types import ModuleType
 
 from grader import assignments as builtin
+from grader.course.layout import ENV_ASSIGNMENTS, Layout
 from grader.errors import SpecError, UsageError
 from grader.model import Assignment
-from grader.spec.layout import ENV_ASSIGNMENTS, Layout
 
 ENTRY_POINT_GROUP = "attention_grader.assignments"
 ENV_FOLDERS = ENV_ASSIGNMENTS
