@@ -75,3 +75,19 @@ def test_an_unknown_diagnosis_id_is_not_said():
     assert vocabulary.diagnosis(Diagnosis("spelled-1p89", "x"), SOFTMAX) is None
     assert vocabulary.diagnosis(Diagnosis("unstable-softmax", "x"), SOFTMAX) == Diagnosis(
         "unstable-softmax", SOFTMAX.misconceptions[0].message)
+
+
+def test_a_grader_failure_tells_students_its_class_and_the_instructor_its_message(
+        make_submission, monkeypatch):
+    from grader.pipeline import checking, grading
+
+    def broken(*args, **kwargs):
+        raise ValueError("what a hidden call returned: 1.234567")
+
+    monkeypatch.setattr(checking, "judgement", broken)
+    path = make_submission("def softmax(x):\n    return x\n")
+    result = grading.grade(path, registry.get("attention_basics"))
+    assert result.grader_failed and result.error == (
+        f"{path}: the grader failed (ValueError); grade it again, and report this if it "
+        "repeats")
+    assert "1.234567" in result.hidden_output

@@ -190,11 +190,13 @@ def _grade(path: Path, assignment: Assignment, options: Options,
     except GraderError:
         raise
     except Exception as exc:  # our bug: this submission gets an error, the batch goes on
+        # The exception's message may hold what a hidden call returned: the instructor's.
         return failed_result(assignment, str(path),
-                             f"{path}: the grader failed ({type(exc).__name__}: {exc}); "
-                             "grade it again, and report this if it repeats",
+                             f"{path}: the grader failed ({type(exc).__name__}); grade it "
+                             "again, and report this if it repeats",
                              time.monotonic() - started, public_only=options.public_only,
-                             sha256=submission.sha256, grader_failed=True)
+                             sha256=submission.sha256, grader_failed=True,
+                             hidden_output=f"the grader failed: {type(exc).__name__}: {exc}")
     score, max_score = scoring.total(exercises)
     result = Result(assignment=assignment.name, submission=str(path), status=ResultStatus.GRADED,
                     score=score, max_score=max_score,
