@@ -65,7 +65,10 @@ def assign(path: Path, out: Path) -> list[Written]:
     found = master.read(path)
     final = Layout(out)
     with tempfile.TemporaryDirectory(prefix="grade-assign-") as folder:
-        staged = _build(found, final, _staging(Path(folder)))
+        try:
+            staged = _build(found, final, _staging(Path(folder)))
+        except SpecError as exc:  # said of the files as they would have been written
+            raise type(exc)(exc.message.replace(folder, str(out))) from None
         for written, source in staged:
             written.path.parent.mkdir(parents=True, exist_ok=True)
             if source is not None:

@@ -80,22 +80,26 @@ def _public(name: str, args: Inputs, tolerance: str = "") -> str:
     written = ", ".join(_literal(a, 99, not lists) for a in args)
     flat = f'        Case("{name}", {maker}({written}), '
     if len(flat) <= 84 and "\n" not in flat:
-        return flat + (f'visibility=PUBLIC,{tolerance}\n'
+        return flat + (f'visibility=PUBLIC{tolerance},\n'
                        '             note="the example in the notebook"),')
     inputs = "".join(f"            {_literal(a, 12, not lists)},\n" for a in args)
-    return (f'        Case("{name}", {maker}(\n{inputs}        ), visibility=PUBLIC,{tolerance}\n'
+    return (f'        Case("{name}", {maker}(\n{inputs}        ), visibility=PUBLIC{tolerance},\n'
             f'             note="the example in the notebook"),')
 
 
 def _hidden(name: str, seed: int, params: list[str], calls: list[Inputs],
-            tolerance: str = "") -> str:
+            tolerance: str = "", draw: int = 0) -> str:
     """A hidden case drawn from the domain of the calls (one pattern of arguments): arrays
     of the kind and dtype the master passes, sizes shared where the master's are equal,
-    integers in the range it uses, None and numbers as it passes them."""
+    integers in the range it uses, None and numbers as it passes them. Where the calls pass
+    no array, their sizes are the whole input: draw number `draw` fixes them at 2 + `draw`
+    times the example's, so that no two hidden cases are the same."""
     found = domains.sizes(params, calls)
+    fixed = {size.name: (2 + draw) * max(size.seen) for size in found
+             if all(axis < 0 for _, axis in size.axes)}
     parts = _arguments(params, calls, found, len(calls[0]))
-    return (f'        Case("{name}", combined(\n' + "".join(parts) + _sizes(found, params)
-            + f"        ), seed={seed}{tolerance}),  # hidden")
+    return (f'        Case("{name}", combined(\n' + "".join(parts)
+            + _sizes(found, params, fixed) + f"        ), seed={seed}{tolerance}),  # hidden")
 
 
 def _sizes(found: list[domains.Size], params: list[str], fixed: dict[str, int] | None = None
@@ -188,7 +192,7 @@ def _cases(params: list[str], calls: tuple[Inputs, ...], tolerance: str = ""
         for draw in range(DRAWS):  # several draws, so that one size that happens to fit
             number = i * DRAWS + draw  # cannot hide a mistake
             lines.append(_hidden("random" if number == 0 else f"random-{number + 1}",
-                                 number + 1, names, group, tolerance))
+                                 number + 1, names, group, tolerance, draw))
     if not drawn:
         notes.append("# TODO: add hidden cases (the default visibility): other sizes, edges.")
     return lines, notes
@@ -209,8 +213,8 @@ def _state(state: dict[str, np.ndarray], sizes: dict[tuple[str, int], str], inde
     size as `sizes` writes it, else its number) and dtype."""
     lines = []
     for key, value in state.items():
-        shape = "".join(f"{sizes.get((key, axis), str(n))}, "
-                        for axis, n in enumerate(value.shape))
+        dims = [sizes.get((key, axis), str(n)) for axis, n in enumerate(value.shape)]
+        shape = ", ".join(dims) + ("," if len(dims) == 1 else "")
         lines.append(f"{' ' * (indent + 4)}{key!r}: (({shape}), {str(value.dtype)!r}),\n")
     return f"weights({{\n{''.join(lines)}{' ' * indent}}})"
 
@@ -232,7 +236,7 @@ def _class_cases(params: list[str], calls: tuple[Inputs, ...],
             f"            {_literal(a, 12, lists=False)},\n" if not isinstance(a, np.ndarray)
             or a.size <= MAX_LITERAL else f"            {_drawn(a)},\n" for a in call[1:])
         lines.append(f'        Case("notebook-example{suffix}", combined(\n            {state},\n'
-                     f"{rest}        ), init_kwargs={init!r}, visibility=PUBLIC,{tolerance}\n"
+                     f"{rest}        ), init_kwargs={init!r}, visibility=PUBLIC{tolerance},\n"
                      '             note="the example in the notebook, with weights drawn from '
                      'its seed"),')
     groups: dict[object, list[int]] = {}
@@ -289,7 +293,7 @@ def source(master: Master, calls: Calls) -> str:
     for graded in master.graded:
         node = nodes[graded.name]
         dtype = calls.tensors.get(graded.name)
-        tolerance = " rtol=1e-4, atol=1e-5," if dtype == "float32" else ""
+        tolerance = ", rtol=1e-4, atol=1e-5" if dtype == "float32" else ""
         recorded = calls.inputs.get(graded.name, ())
         if isinstance(node, ast.ClassDef):
             lines, notes = _class_cases(_parameters(node), recorded,
