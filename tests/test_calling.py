@@ -29,3 +29,42 @@ def test_a_student_who_inverts_a_boolean_mask_gets_a_boolean_mask():
     out = calling.invoke(attend, "function", (np.zeros((2, 2)), np.tril(np.ones((2, 2), bool))),
                          {}, "float64")
     np.testing.assert_allclose(out, [[1.0, 0.0], [0.5, 0.5]])
+
+
+def test_the_guides_torch_example_runs_as_the_grader_runs_it():
+    """docs/authoring.md, "Tensors and modules": its declaration verbatim; a module written as
+    a student would gets the state_dict, a boolean mask and the init_kwargs, and its
+    unscaled twin is what the documented variant computes."""
+    from pathlib import Path
+
+    from torch import nn
+
+    from grader.pipeline import diagnose
+
+    guide = (Path(__file__).parents[1] / "docs" / "authoring.md").read_text()
+    block = guide.split("#### Tensors and modules", 1)[1].split("```python\n", 1)[1]
+    scope: dict = {}
+    exec(block.split("```")[0], scope)
+    exercise = scope["scorer"]
+
+    class Scorer(nn.Module):
+        def __init__(self, d_model, scaled=True):
+            super().__init__()
+            self.proj, self.scale = nn.Linear(d_model, d_model), d_model ** 0.5 if scaled else 1
+
+        def forward(self, x, mask):
+            assert mask.dtype == torch.bool and x.dtype == torch.float32
+            scores = self.proj(x) @ x.transpose(-2, -1) / self.scale
+            return scores.masked_fill(~mask, float("-inf")).softmax(-1)
+
+    for case in exercise.cases:
+        inputs = case.inputs()
+        right = calling.invoke(Scorer, "class", inputs, case.init_kwargs, exercise.tensors)
+        wrong = calling.invoke(lambda **kw: Scorer(scaled=False, **kw), "class", inputs,
+                               case.init_kwargs, exercise.tensors)
+        (variant,) = diagnose.run_variant(exercise.misconceptions[0].variant, inputs,
+                                          case.init_kwargs, 1)
+        assert right.shape == (inputs[1].shape[0], *inputs[2].shape[1:])
+        np.testing.assert_allclose(wrong, variant, rtol=1e-4, atol=1e-5)
+        assert not np.allclose(right, variant, rtol=1e-4, atol=1e-5)
+    assert exercise.cases[1].inputs()[0]["proj.weight"].shape == (16, 16)
