@@ -108,13 +108,18 @@ class Exercise:
     cases: tuple[Case, ...]
     """The seeded calls it is checked on."""
     kind: str = "function"
-    """"function", or "class" for an nn.Module that loads a state_dict and runs forward."""
+    """"function", or "class" for an nn.Module: each case's first input is a state_dict (its
+    weights, drawn from the case's seed); the grader builds the module with the case's
+    `init_kwargs`, loads the state_dict, calls `eval()` and runs forward on the other inputs
+    under `torch.no_grad()` (`grader.sandbox.inside.calling.invoke`)."""
     summary: str = ""
     """One line describing what the exercise computes."""
     outputs: tuple[str, ...] = ("output",)
     """Names of the returned values; more than one means a tuple is returned."""
     tensors: str | None = None
-    """None for numpy; "float64" or "float32" to hand torch tensors of that dtype to the code."""
+    """None for numpy arrays; "float64" or "float32" to hand the code CPU torch tensors: each
+    float array becomes a tensor of that dtype, any other array keeps its own (a boolean mask
+    stays boolean, integers stay int64) (`grader.sandbox.inside.calling.to_tensors`)."""
     misconceptions: tuple[Misconception, ...] = ()
     """Known wrong variants, tried in order when a check fails."""
     properties: tuple[Callable[..., tuple[str, str] | None], ...] = ()

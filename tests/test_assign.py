@@ -247,7 +247,8 @@ def test_a_graded_function_never_called_has_no_case(tmp_path):
         ("code", RELU), ("code", DENSE), ("code", "relu(np.array([1.0, -1.0]))\n")])
     code, _, err = run("assign", str(path), "--out", str(tmp_path / "out"))
     assert code == 1
-    assert "the master never calls dense on numbers or arrays" in err
+    assert "the master never calls dense on numbers, arrays or tensors" in err
+    assert not (tmp_path / "out").exists()  # a run that fails writes nothing
 
 
 ANSWER = "# BEGIN SOLUTION\nreturn np.maximum(x, 0.0)\n# END SOLUTION\n"

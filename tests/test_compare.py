@@ -208,3 +208,23 @@ def test_infinities_in_a_mask_are_not_blamed_on_exp():
     assert message.splitlines()[0] == ("3 infinite value(s) where the reference has other "
                                        "values")
     assert "exp()" not in message
+
+
+def test_a_boolean_output_is_said_in_true_and_false():
+    expected = np.tril(np.ones((3, 3)))  # references are stored as floats
+    obtained = expected.T.astype(bool)
+    result = compare.compare(obtained, (expected,), ("mask",), 1e-6, 1e-8, reveal=True)
+    assert result.message.splitlines() == [
+        "values differ (a boolean output)",
+        "Mismatched elements: 6 / 9",
+        "3 False where True was expected; 3 True where False was expected",
+        "  Index        | Obtained       | Expected",
+        "  (0, 1)       | True           | False",
+        "  (0, 2)       | True           | False",
+        "  (1, 0)       | False          | True",
+        "  (1, 2)       | True           | False",
+        "  (2, 0)       | False          | True",
+    ]
+    assert "Max absolute difference" not in result.message
+    numbers = compare.compare(obtained.astype(float), (expected,), ("mask",), 1e-6, 1e-8, True)
+    assert "Max absolute difference: 1" in numbers.message  # floats returned: said as numbers

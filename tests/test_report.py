@@ -268,6 +268,11 @@ def test_heatmaps_are_readable_and_say_what_rows_and_columns_are():
     assert not obtained.outline and not any(cell.mismatched for cell in obtained.cells)
     assert obtained.marks == "every value differs from the expected one"
     assert obtained.cells[0].label == "query 0, key 0: 0"
+    # The expected map marks nothing, and its words never say that no cell differs.
+    assert not expected.outline and expected.marks == ""
+    assert expected.description.endswith(
+        "4 cell(s) of yours differ from it: (0, 0), (0, 1), (1, 0), (1, 1).")
+    assert "No cell differs" not in expected.description
     page = html.render(result(exercises=(ExerciseResult(
         "scaled_dot_product_attention", CheckStatus.FAILED, 0.0, 1.0,
         (CheckResult("notebook-example", Visibility.PUBLIC, False, 0.0, 1.0, CheckStatus.FAILED,

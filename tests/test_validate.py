@@ -8,6 +8,7 @@ import io
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from grader import cli
@@ -242,9 +243,14 @@ def test_a_misconception_that_raises_on_every_case_is_called_broken(tmp_path, mo
 ''')
     code, output = run_validate()
     assert code == 1
-    assert output == ("unit: softmax: the misconception 'softmax-wrong-axis' raises or returns "
-                      "no usable output on every case, so no case can recognise it; fix its "
-                      "variant (call it on a case's inputs to see the error)\n")
+    assert output.startswith("unit: softmax: the misconception 'softmax-wrong-axis' fails on "
+                             "every case: on the case '")
+    assert "the grader called variant(array(" in output
+    assert "which raised AxisError: axis 7 is out of bounds" in output
+    assert output.endswith("so no case can recognise it; fix its variant: it is called with a "
+                           "case's inputs, as numpy arrays, and returns the outputs as the "
+                           "solution does\n")
+    assert "no usable output" not in output
 
 
 @pytest.mark.parametrize("note, said, missing", [
@@ -275,3 +281,29 @@ def test_a_broken_solution_is_said_without_a_traceback(tmp_path, monkeypatch):
 def test_problems_name_their_place():
     problem = validate.Problem("softmax/vector", "accepts the wrong answer 'x'")
     assert str(problem) == "softmax/vector: accepts the wrong answer 'x'"
+
+
+def test_a_class_variant_is_told_how_the_grader_called_it():
+    """A class's variant is called with the state_dict, forward's inputs and the
+    init_kwargs as keywords; one written without the keywords is shown that very call."""
+    from grader.model import Case, Exercise, Misconception
+
+    def make(rng):
+        return {"w": np.ones((4, 4), np.float32)}, np.zeros((2, 3, 4), np.float32)
+
+    def forgets_the_sizes(state, x):
+        return x @ state["w"]
+
+    exercise = Exercise("Block", "(self, h, d_model)", 2, (Case("small", make, init_kwargs={
+        "h": 2, "d_model": 4}),), kind="class", tensors="float32",
+        misconceptions=(Misconception("missing-scale", "", forgets_the_sizes),))
+    found = validate.misconception_problems(exercise, lambda case: (np.zeros((2, 3, 4)),))
+    (problem,) = [p for p in found if "'missing-scale' fails" in p.message]
+    assert problem.message == (
+        "the misconception 'missing-scale' fails on every case: on the case 'small' the grader "
+        "called variant(state_dict of 1, array(2, 3, 4) float32, h=2, d_model=4), which raised "
+        "TypeError: test_a_class_variant_is_told_how_the_grader_called_it.<locals>."
+        "forgets_the_sizes() got an unexpected keyword argument 'h', so no case can recognise "
+        "it; fix its variant: it is called with a case's inputs, as numpy arrays (the "
+        "state_dict first, then forward's inputs), and the case's init_kwargs as keywords, "
+        "and returns forward's output")

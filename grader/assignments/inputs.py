@@ -8,7 +8,8 @@ rebuilt identically from its seed whenever they are needed.
   (lists become float arrays);
 - `exactly(*values)`: the values as given (lists stay lists, integer arrays integer);
 - one argument each: `floats(shape)`, `integers(shape, low, high)` (both ends included),
-  `booleans(shape)`, `size(name)`; each is a maker on its own too;
+  `booleans(shape)`, `lower_triangular(shape)` (a causal mask), `size(name)`, and
+  `weights({name: (shape, dtype)})` (a module's state_dict); each is a maker on its own too;
 - `combined(*parts, sizes={...})`: the arguments of one call, each drawn by its maker, a plain
   value (`None`, `3`, `"text"`) kept as it is; a shape entry, a bound of `integers` or a
   `size` may name a size (`"batch"`, `"keys - 1"`), drawn once per case from `sizes`, so that
@@ -132,9 +133,43 @@ class _Integers(Argument):
 class _Booleans(Argument):
     shape: tuple[Dim, ...]
     p: float
+    each_row: bool = False
 
     def draw(self, rng: np.random.Generator, sizes: Mapping[str, int]) -> Any:
-        return rng.random(self._shape(self.shape, sizes)) < self.p
+        drawn = rng.random(self._shape(self.shape, sizes)) < self.p
+        if self.each_row and drawn.ndim and drawn.shape[-1]:
+            empty = ~drawn.any(axis=-1)
+            pick = rng.integers(0, drawn.shape[-1], size=empty.shape)
+            drawn[..., :][empty, pick[empty]] = True
+        return drawn
+
+
+@dataclass(frozen=True)
+class _LowerTriangular(Argument):
+    shape: tuple[Dim, ...]
+
+    def draw(self, rng: np.random.Generator, sizes: Mapping[str, int]) -> Any:
+        shape = self._shape(self.shape, sizes)
+        return np.broadcast_to(np.tril(np.ones(shape[-2:], dtype=bool)), shape).copy()
+
+
+@dataclass(frozen=True)
+class _Weights(Argument):
+    shapes: Mapping[str, tuple[tuple[Dim, ...], str]]
+
+    def draw(self, rng: np.random.Generator, sizes: Mapping[str, int]) -> Any:
+        state = {}
+        for name, (dims, dtype) in self.shapes.items():
+            shape = self._shape(dims, sizes)
+            if np.dtype(dtype).kind != "f":  # a counter such as num_batches_tracked
+                state[name] = np.zeros(shape, dtype=dtype)
+            elif len(shape) >= 2:
+                state[name] = (rng.normal(size=shape) / np.sqrt(shape[-1])).astype(dtype)
+            elif name.endswith("weight"):  # a norm's gain
+                state[name] = (1 + 0.1 * rng.normal(size=shape)).astype(dtype)
+            else:
+                state[name] = (0.1 * rng.normal(size=shape)).astype(dtype)
+        return state
 
 
 @dataclass(frozen=True)
@@ -156,9 +191,24 @@ def integers(shape: Sequence[Dim], low: Dim, high: Dim, dtype: str = "int64") ->
     return _Integers(tuple(shape), low, high, dtype)
 
 
-def booleans(shape: Sequence[Dim], p: float = 0.5) -> Argument:
-    """One boolean array of the shape, each entry True with probability p."""
-    return _Booleans(tuple(shape), p)
+def booleans(shape: Sequence[Dim], p: float = 0.5, each_row: bool = False) -> Argument:
+    """One boolean array of the shape, each entry True with probability p; with `each_row`,
+    each row (along the last axis) holds at least one True: a mask under which every query
+    sees some key."""
+    return _Booleans(tuple(shape), p, each_row)
+
+
+def lower_triangular(shape: Sequence[Dim]) -> Argument:
+    """One boolean array of the shape whose last two axes are a lower triangle, diagonal
+    included (a causal mask: query i sees keys 0..i), repeated over the leading axes."""
+    return _LowerTriangular(tuple(shape))
+
+
+def weights(shapes: Mapping[str, tuple[Sequence[Dim], str]]) -> Argument:
+    """A module's state_dict: `{parameter name: (shape, dtype)}`, each float parameter drawn
+    as PyTorch would scale it (a matrix N(0, 1/fan_in), a bias N(0, 0.01), a 1-D weight
+    1 + N(0, 0.01)), any other (a counter) zeros. The first input of a class's case."""
+    return _Weights({name: (tuple(shape), dtype) for name, (shape, dtype) in shapes.items()})
 
 
 def size(name: str) -> Argument:

@@ -12,7 +12,7 @@ import ast
 import json
 import re
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from grader.sandbox.session import SandboxConfig, Session
 
 MAX_CALLS = 200
 RECORD = "__grade_assign_record__"
+RECORD_CLASS = "__grade_assign_record_class__"
 CALLS = "__grade_assign_calls__"
 PRELUDE = f'''import copy as __grade_assign_copy
 import functools as __grade_assign_functools
@@ -37,12 +38,25 @@ __grade_assign_log = []
 __grade_assign_depth = [0]
 
 
+__grade_assign_tensors = []
+__grade_assign_inits = {{}}
+
+
 def __grade_assign_plain(value, depth=0):
     """An argument as data the grader can read back, as it is (an integer array stays one,
-    a list a list), or None when it is something else (an object)."""
+    a list a list, a CPU tensor an array of its dtype, noted), or None when it is something
+    else (an object)."""
     import numpy
     if depth > 20:
         return None
+    if type(value).__module__.startswith("torch") and hasattr(value, "detach") and \
+            hasattr(value, "numpy"):
+        try:
+            array = value.detach().cpu().numpy()
+        except Exception:
+            return None
+        __grade_assign_tensors.append(str(array.dtype))
+        return (numpy.array(array),)
     if value is None or type(value) in (bool, int, float, str):
         return (value,)
     if isinstance(value, numpy.generic) and value.dtype.kind in "biuf":
@@ -66,13 +80,15 @@ def {RECORD}(function, name):
     @__grade_assign_functools.wraps(function)
     def recorded(*args, **kwargs):
         if __grade_assign_depth[0] == 0 and len(__grade_assign_log) < {MAX_CALLS}:
+            del __grade_assign_tensors[:]
             try:
                 bound = signature.bind(*args, **kwargs)
                 plain = [__grade_assign_plain(value) for value in bound.args]
                 if len(bound.args) == len(bound.arguments) and all(plain):
-                    __grade_assign_log.append((name, tuple(p[0] for p in plain)))
+                    __grade_assign_log.append((name, tuple(p[0] for p in plain), None,
+                                               list(__grade_assign_tensors)))
                 else:
-                    __grade_assign_log.append((name, "unsupported"))
+                    __grade_assign_log.append((name, "unsupported", None, []))
             except TypeError:
                 pass
         __grade_assign_depth[0] += 1
@@ -82,6 +98,50 @@ def {RECORD}(function, name):
             __grade_assign_depth[0] -= 1
 
     return recorded
+
+
+def {RECORD_CLASS}(cls, name):
+    """Record a module's constructor arguments by name, and each call of it from the
+    notebook's cells with its state_dict first, as a class exercise's case holds them."""
+    init, call = cls.__init__, cls.__call__
+    signature = __grade_assign_inspect.signature(init)
+
+    def recorded_init(self, *args, **kwargs):
+        try:
+            bound = signature.bind(self, *args, **kwargs)
+            given = dict(list(bound.arguments.items())[1:])
+            plain = {{key: __grade_assign_plain(value) for key, value in given.items()}}
+            kinds = {{p.name: p.kind for p in signature.parameters.values()}}
+            if all(plain.values()) and all(kinds[key] in (1, 3) for key in given):
+                __grade_assign_inits[id(self)] = {{k: v[0] for k, v in plain.items()}}
+        except TypeError:
+            pass
+        return init(self, *args, **kwargs)
+
+    def recorded_call(self, *args, **kwargs):
+        if __grade_assign_depth[0] == 0 and len(__grade_assign_log) < {MAX_CALLS}:
+            del __grade_assign_tensors[:]
+            try:
+                bound = __grade_assign_inspect.signature(self.forward).bind(*args, **kwargs)
+                plain = [__grade_assign_plain(value) for value in bound.args]
+                state = __grade_assign_plain(dict(self.state_dict()))
+                init_kwargs = __grade_assign_inits.get(id(self))
+                if len(bound.args) == len(bound.arguments) and all(plain) and state and \
+                        init_kwargs is not None:
+                    __grade_assign_log.append((name, (state[0], *(p[0] for p in plain)),
+                                               init_kwargs, list(__grade_assign_tensors)))
+                else:
+                    __grade_assign_log.append((name, "unsupported", None, []))
+            except (TypeError, AttributeError):
+                pass
+        __grade_assign_depth[0] += 1
+        try:
+            return call(self, *args, **kwargs)
+        finally:
+            __grade_assign_depth[0] -= 1
+
+    cls.__init__, cls.__call__ = recorded_init, recorded_call
+    return cls
 
 
 def {CALLS}():
@@ -94,25 +154,33 @@ class Calls:
     """What the master's own cells called each graded function with."""
 
     inputs: dict[str, tuple[Inputs, ...]]
-    """Function name -> the distinct positional arguments of its calls, in order."""
+    """Function name -> the distinct positional arguments of its calls, in order; a class's
+    start with the module's state_dict, as the class's cases hold them."""
     unsupported: dict[str, int]
     """Function name -> calls with an argument that is not data (an object: left out)."""
+    init_kwargs: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
+    """Class name -> the constructor's arguments, by name, of each call in `inputs`."""
+    tensors: dict[str, str] = field(default_factory=dict)
+    """Function or class name -> the dtype of the first float tensor its calls pass
+    ("float32"), or "float32" when they pass tensors of other dtypes only; absent: the
+    calls pass no tensor."""
 
 
 def _wrapped(source: str, names: set[str]) -> tuple[str, list[int]]:
     """A cell with `name = record(name, "name")` after each statement that defines a graded
-    function (classes are not recorded: a case of a class needs its weights), and the lines
-    (1-based, of the new cell) that were added."""
+    function or class, and the lines (1-based, of the new cell) that were added."""
     try:
         tree = ast.parse(ipython_syntax.to_python(source))
     except (SyntaxError, ValueError):
         return source, []
     lines = ipython_syntax.to_python(source).splitlines()
-    defined = sorted((node.end_lineno or node.lineno, node.name) for node in tree.body
-                     if isinstance(node, ast.FunctionDef) and node.name in names)
-    for end, name in reversed(defined):
-        lines.insert(end, f'{name} = {RECORD}({name}, "{name}")')
-    return "\n".join(lines) + "\n", [end + i + 1 for i, (end, _) in enumerate(defined)]
+    defined = sorted((node.end_lineno or node.lineno, node.name,
+                      RECORD_CLASS if isinstance(node, ast.ClassDef) else RECORD)
+                     for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+                     and node.name in names)
+    for end, name, recorder in reversed(defined):
+        lines.insert(end, f'{name} = {recorder}({name}, "{name}")')
+    return "\n".join(lines) + "\n", [end + i + 1 for i, (end, _, _) in enumerate(defined)]
 
 
 def _located(message: str, added: list[int]) -> str:
@@ -165,13 +233,22 @@ def record(master: Master) -> Calls:
 
 def _collect(log: list[Any], names: set[str]) -> Calls:
     inputs: dict[str, list[Inputs]] = {name: [] for name in sorted(names)}
+    inits: dict[str, list[dict[str, Any]]] = {}
     unsupported: dict[str, int] = {}
+    tensors: dict[str, str] = {}
     for entry in log:
-        name, args = entry
+        name, args, init, dtypes = entry
         if args == "unsupported":
             unsupported[name] = unsupported.get(name, 0) + 1
             continue
+        if dtypes and name not in tensors:
+            floats = [dtype for dtype in dtypes if dtype.startswith("float")]
+            tensors[name] = floats[0] if floats else "float32"
         args = tuple(args)
-        if not any(_same(args, seen) for seen in inputs[name]):
+        seen = zip(inputs[name], inits.get(name, [None] * len(inputs[name])), strict=True)
+        if not any(_same(args, other) and _same(init, other_init) for other, other_init in seen):
             inputs[name].append(args)
-    return Calls({name: tuple(found) for name, found in inputs.items()}, unsupported)
+            if init is not None:
+                inits.setdefault(name, []).append(dict(init))
+    return Calls({name: tuple(found) for name, found in inputs.items()}, unsupported,
+                 {name: tuple(found) for name, found in inits.items()}, tensors)

@@ -45,7 +45,8 @@ class Size:
     name: str
     """Its name in the skeleton: the first axis's, as `X.shape[2]`."""
     axes: tuple[tuple[int, int], ...]
-    """(argument position, axis) of each axis of that size in every example call."""
+    """(argument position, axis) of each axis of that size in every example call; axis -1:
+    the argument is an integer that is the size itself."""
     low: int
     """The smallest value hidden cases draw: twice the examples' smallest."""
     high: int
@@ -74,7 +75,8 @@ def sizes(params: Sequence[str], calls: Sequence[Inputs]) -> list[Size]:
     """The sizes of the array arguments: axes that are equal in every example call are one,
     drawn from twice the smallest example's size to three times the largest, in multiples of
     them: never the examples' own sizes, so that code that reads a size from the notebook
-    (a global `d = 2`) instead of its inputs fails a hidden case."""
+    (a global `d = 2`) instead of its inputs fails a hidden case. An axis of size 1 in every
+    call stays 1: it is one to broadcast (a mask's (1, 1, seq, seq)), not a size."""
     groups: dict[tuple[int, ...], list[tuple[int, int]]] = {}
     first = calls[0]
     for position, value in enumerate(first):
@@ -82,8 +84,14 @@ def sizes(params: Sequence[str], calls: Sequence[Inputs]) -> list[Size]:
             for axis in range(value.ndim):
                 key = tuple(int(call[position].shape[axis]) for call in calls)
                 groups.setdefault(key, []).append((position, axis))
-    return [Size(f"{params[axes[0][0]]}.shape[{axes[0][1]}]", tuple(axes), 2 * min(seen),
-                 3 * max(seen), seen) for seen, axes in groups.items()]
+    if not groups:  # no array: each integer of 2 or more is a size, as subsequent_mask(5)
+        for position in int_sizes(first):
+            key = tuple(int(call[position]) for call in calls)
+            groups.setdefault(key, []).append((position, -1))
+    return [Size(params[axes[0][0]] if axes[0][1] < 0 else
+                 f"{params[axes[0][0]]}.shape[{axes[0][1]}]", tuple(axes),
+                 *((1, 1) if set(seen) == {1} else (2 * min(seen), 3 * max(seen))), seen)
+            for seen, axes in groups.items()]
 
 
 def bound(position: int, calls: Sequence[Inputs], found: Sequence[Size]) -> Bound:
@@ -110,6 +118,30 @@ def bound(position: int, calls: Sequence[Inputs], found: Sequence[Size]) -> Boun
            ("" if reaches else f" (never {size.name} there; write \"{size.name}\" if they may "
             "reach it)"))
     return Bound(low, limit, why)
+
+
+def int_sizes(args: Inputs) -> list[int]:
+    """The positions of the integers of 2 or more in a call that passes no array: sizes to
+    draw (`subsequent_mask(5)`), where a call with arrays takes its sizes from them."""
+    if any(kind(a) in DRAWN for a in args):
+        return []
+    return [i for i, a in enumerate(args) if type(a) is int and a >= 2]
+
+
+def lower_triangular(value: Any) -> bool:
+    """Whether a boolean array's last two axes are a square lower triangle, diagonal
+    included, in every leading index (a causal mask)."""
+    if not isinstance(value, np.ndarray) or value.dtype.kind != "b" or value.ndim < 2 \
+            or value.shape[-1] != value.shape[-2] or value.shape[-1] < 2:
+        return False
+    return bool(np.array_equal(value, np.broadcast_to(
+        np.tril(np.ones(value.shape[-2:], dtype=bool)), value.shape)))
+
+
+def each_row(value: Any) -> bool:
+    """Whether each row of a boolean array (along its last axis) holds a True: every query
+    sees some key."""
+    return bool(np.asarray(value).any(axis=-1).all()) if np.ndim(value) else bool(value)
 
 
 def outside(examples: Sequence[Any], value: Any) -> str:

@@ -19,6 +19,7 @@ the declaration, run here, as diagnosis runs them.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from grader.authoring import building, fairness, soundness
 from grader.authoring.files import notebook_python, signatures
 from grader.authoring.problems import Problem
 from grader.course.layout import Layout
-from grader.course.references import Outputs
+from grader.course.references import Outputs, as_outputs
 from grader.errors import ReferencesError, SpecError, SubmissionError
 from grader.model import Assignment, Case, Exercise, Inputs
 from grader.pipeline import diagnose, notebooks
@@ -137,6 +138,46 @@ def _outputs(exercise: Exercise, case: Case) -> list[Outputs | None]:
             for m in exercise.misconceptions]
 
 
+_CALLED = ("it is called with a case's inputs, as numpy arrays, and returns the outputs "
+           "as the solution does",
+           "it is called with a case's inputs, as numpy arrays (the state_dict first, then "
+           "forward's inputs), and the case's init_kwargs as keywords, and returns forward's "
+           "output")
+
+
+def _argument(value: object) -> str:
+    """An argument of a call, in a few words: an array by its shape and dtype."""
+    if isinstance(value, np.ndarray):
+        return f"array{value.shape} {value.dtype}"
+    if isinstance(value, dict):
+        return f"state_dict of {len(value)}" if value and all(
+            isinstance(v, np.ndarray) for v in value.values()) else f"dict of {len(value)}"
+    text = repr(value)
+    return text if len(text) <= 20 else type(value).__name__
+
+
+def _failure(exercise: Exercise, variant: Callable[..., object]) -> str:
+    """How the grader calls a variant on the exercise's first case, and how that failed."""
+    case = exercise.cases[0]
+    try:
+        inputs = case.inputs()
+    except Exception as exc:  # the instructor's generator, said as it failed
+        return f"the case '{case.name}' cannot make its inputs ({type(exc).__name__}: {exc})"
+    words = [_argument(v) for v in inputs] + [
+        f"{key}={value!r}" for key, value in case.init_kwargs.items()]
+    call = f"variant({', '.join(words)})"
+    try:
+        with np.errstate(all="ignore"):
+            value = variant(*copy.deepcopy(inputs), **case.init_kwargs)
+        as_outputs(value, len(exercise.outputs))
+    except Exception as exc:  # what went wrong is the message
+        text = " ".join(str(exc).split())[:200]
+        return f"on the case '{case.name}' the grader called {call}, which raised " \
+               f"{type(exc).__name__}: {text}"
+    return f"on the case '{case.name}' the grader called {call}, which returned no outputs " \
+           f"of {len(exercise.outputs)} arrays ({type(value).__name__})"
+
+
 def misconception_problems(exercise: Exercise, expected: Callable[[Case], Outputs]
                            ) -> list[Problem]:
     """Misconceptions that no case can recognise, or tell from another, and free points."""
@@ -156,10 +197,10 @@ def misconception_problems(exercise: Exercise, expected: Callable[[Case], Output
     invisible = {i for i in range(len(mistakes)) if not differs(i, None)}
     for i in sorted(invisible):
         if all(outputs[i] is None for outputs in runs):
-            found.append(Problem(exercise.name, f"the misconception '{mistakes[i].id}' raises "
-                                 "or returns no usable output on every case, so no case can "
-                                 "recognise it; fix its variant (call it on a case's inputs "
-                                 "to see the error)"))
+            found.append(Problem(exercise.name, f"the misconception '{mistakes[i].id}' fails "
+                                 f"on every case: {_failure(exercise, mistakes[i].variant)}, so "
+                                 "no case can recognise it; fix its variant: " + _CALLED[
+                                     exercise.kind == "class"]))
             continue
         fix = (f"add a case with {mistakes[i].conditional}" if mistakes[i].conditional
                else "fix its variant, or add a case on which it goes wrong")

@@ -10,6 +10,7 @@ that probing submissions learn nothing about the expected values beyond pass or 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -122,6 +123,7 @@ def non_finite_problem(obtained: np.ndarray, expected: np.ndarray, reveal: bool 
     """
     if not reveal:
         return HIDDEN_NAN if np.isnan(obtained).any() else ""
+    expected = np.asarray(expected, dtype=np.float64)  # a boolean reference has no sign
     parts = []
     nan = np.isnan(obtained) & ~np.isnan(expected)
     if nan.any():
@@ -138,10 +140,12 @@ def non_finite_problem(obtained: np.ndarray, expected: np.ndarray, reveal: bool 
 
 
 def value_problem(obtained: np.ndarray, expected: np.ndarray, rtol: float, atol: float,
-                  reveal: bool) -> tuple[str, np.ndarray]:
+                  reveal: bool, boolean: bool = False) -> tuple[str, np.ndarray]:
     """pytest-approx style report of mismatched values, and the mismatch mask.
 
     Without `reveal`, one sentence that gives nothing away (see the module's docstring).
+    A `boolean` output (the code returned booleans, and the reference holds only 0 and 1:
+    references are stored as floats) is said in True and False, never as a difference of 1.
     """
     with np.errstate(invalid="ignore", over="ignore"):
         close = np.isclose(obtained, expected, rtol=rtol, atol=atol)
@@ -151,6 +155,8 @@ def value_problem(obtained: np.ndarray, expected: np.ndarray, rtol: float, atol:
             return "", mismatched
         if not reveal:
             return HIDDEN_VALUES, mismatched
+        if boolean and np.isin(expected, (0, 1)).all():
+            return _boolean_problem(obtained, expected, mismatched, count), mismatched
         both_finite = np.isfinite(obtained) & np.isfinite(expected) & mismatched
         diff = np.abs(obtained - expected)
         lines = [f"values differ (rtol={rtol:g}, atol={atol:g})",
@@ -171,6 +177,32 @@ def value_problem(obtained: np.ndarray, expected: np.ndarray, rtol: float, atol:
             where = str(tuple(int(i) for i in index))
             lines.append(f"  {where:<12} | {obtained[index]:<14.6g} | {expected[index]:.6g}")
     return "\n".join(lines), mismatched
+
+
+def _truth(value: Any) -> str:
+    """A value said as a boolean where it is one (0 or 1), else as the number it is."""
+    return {0.0: "False", 1.0: "True"}.get(float(value), f"{value:.6g}")
+
+
+def _boolean_problem(obtained: np.ndarray, expected: np.ndarray, mismatched: np.ndarray,
+                     count: int) -> str:
+    """A boolean output's mismatches said in its own terms ("False where True was
+    expected"), never as a difference of 0 and 1."""
+    wanted = expected.astype(bool)
+    counts = ((int(np.sum(mismatched & wanted & (obtained == 0))),
+               "False where True was expected"),
+              (int(np.sum(mismatched & ~wanted & (obtained == 1))),
+               "True where False was expected"))
+    parts = [f"{n} {what}" for n, what in counts if n]
+    lines = ["values differ (a boolean output)", f"Mismatched elements: {count} / {expected.size}",
+             "; ".join(parts)]
+    lines.append(f"  {'Index':<12} | {'Obtained':<14} | Expected")
+    shown = (i for i in np.ndindex(expected.shape) if mismatched[i])
+    for index in itertools.islice(shown, TABLE_ROWS):
+        where = str(tuple(int(i) for i in index))
+        lines.append(f"  {where:<12} | {_truth(obtained[index]):<14} | "
+                     f"{_truth(expected[index])}")
+    return "\n".join(lines)
 
 
 def _views(label: str, obtained: np.ndarray, expected: np.ndarray,
@@ -224,7 +256,8 @@ def compare(value: Any, expected: tuple[np.ndarray, ...], names: tuple[str, ...]
             problems.append(prefix + shape_problem(obtained, reference, reveal, sizes))
             verdict = Verdict.WRONG_SHAPE
             continue
-        text, mismatched = value_problem(obtained, reference, rtol, atol, reveal)
+        text, mismatched = value_problem(obtained, reference, rtol, atol, reveal,
+                                         boolean=np.asarray(item).dtype.kind == "b")
         special = non_finite_problem(obtained, reference, reveal)
         if text:
             problems.append(prefix + (special + "\n" if special else "") + text)

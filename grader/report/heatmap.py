@@ -118,11 +118,13 @@ def _plural(word: str) -> str:
 
 
 def heatmap(values: np.ndarray, mismatched: np.ndarray, title: str, scale: float,
-            rows_are: str = "row", columns_are: str = "column") -> Heatmap:
+            rows_are: str = "row", columns_are: str = "column",
+            reference: bool = False) -> Heatmap:
     """Draw one 2-D array on a colour scale from -scale to +scale, with its row and column
-    numbers, and say what rows and columns are."""
+    numbers, and say what rows and columns are. The `reference` map (the expected values)
+    marks no cell, and its description says which cells of the student's differ from it."""
     rows, cols = values.shape
-    outline = bool(mismatched.any()) and not bool(mismatched.all())
+    outline = bool(mismatched.any()) and not bool(mismatched.all()) and not reference
     cells = []
     for i in range(rows):
         for j in range(cols):
@@ -149,11 +151,15 @@ def heatmap(values: np.ndarray, mismatched: np.ndarray, title: str, scale: float
             if finite.size else "no finite values")
     axes = (f"rows are {_plural(rows_are)}, columns are {_plural(columns_are)}"
             if (rows_are, columns_are) != ("row", "column") else "")
+    if reference:
+        differ = (f"{len(wrong)} cell(s) of yours differ from it: {listed}." if wrong
+                  else "Every cell of yours equals it.")
+    else:
+        differ = (f"{len(wrong)} cell(s) differ from the reference: {listed}." if wrong
+                  else "No cell differs.")
     description = (f"{title}: a {rows} by {cols} matrix with {span}"
-                   + (f"; {axes}" if axes else "") + ". "
-                   + (f"{len(wrong)} cell(s) differ from the reference: {listed}."
-                      if wrong else "No cell differs."))
-    if not wrong:
+                   + (f"; {axes}" if axes else "") + ". " + differ)
+    if not wrong or reference:
         marks = ""
     elif outline:
         marks = "outlined cells with a corner mark differ from the expected ones"
@@ -170,8 +176,7 @@ def pair(view: ArrayView) -> tuple[Heatmap, Heatmap]:
     finite = np.abs(both[np.isfinite(both)])
     scale = float(finite.max()) if finite.size else 1.0
     label = (view.label or "output") + (f" {view.index}" if view.index else "")
-    no_marks = np.zeros_like(view.mismatched)
-    return (heatmap(view.expected, no_marks, f"expected {label}", scale, view.rows,
-                    view.columns),
+    return (heatmap(view.expected, view.mismatched, f"expected {label}", scale, view.rows,
+                    view.columns, reference=True),
             heatmap(view.obtained, view.mismatched, f"your {label}", scale, view.rows,
                     view.columns))

@@ -26,11 +26,15 @@ def _is_tensor(value: Any) -> bool:
 
 
 def to_tensors(value: Any, dtype: str) -> Any:
-    """Turn arrays (also inside tuples, lists and dicts) into torch tensors of `dtype`."""
+    """Turn arrays (also inside tuples, lists and dicts) into CPU torch tensors: a float array
+    becomes a tensor of `dtype` (the exercise's `tensors`), any other keeps its own dtype (a
+    boolean mask stays boolean, integer lengths stay int64), as the master's tensors were."""
     import torch
 
     if isinstance(value, np.ndarray):
-        return torch.tensor(value, dtype=getattr(torch, dtype))
+        if value.dtype.kind == "f":
+            return torch.tensor(value, dtype=getattr(torch, dtype))
+        return torch.from_numpy(np.array(value))
     if isinstance(value, (tuple, list)):
         return type(value)(to_tensors(item, dtype) for item in value)
     if isinstance(value, Mapping):
