@@ -1,10 +1,12 @@
 """A function that is not defined because the cell that defines it did not run: the message
-names that cell and its error, which is what the student has to fix."""
+names that cell and its error, which is what the student has to fix. A hidden check says the
+closed vocabulary's text, pointing to the public one, and keeps that message as its detail."""
 
 from __future__ import annotations
 
-from grader.pipeline import grading
-from grader.results import CheckStatus
+from grader.model import Visibility
+from grader.pipeline import grading, vocabulary
+from grader.results import CheckStatus, Verdict
 from grader.spec import registry
 from tests.helpers.book import BOOK_SETUP, BOOK_SOFTMAX_COLS
 from tests.helpers.corpus import CORPUS, FAST
@@ -18,9 +20,19 @@ SELF_ATTENTION = '''def self_attention(X,omega_v, omega_q, omega_k, beta_v, beta
 '''  # the bracket is never closed
 
 
+NOT_WRITTEN = vocabulary.message(Verdict.NOT_WRITTEN, "", True)
+
+
 def _messages(result, name):
+    """The public checks' messages, and the exercise's status; the hidden checks say the
+    vocabulary's text, with the public message as their detail."""
     (exercise,) = [e for e in result.exercises if e.name == name]
-    return {check.message for check in exercise.checks}, exercise.status
+    public = {c.message for c in exercise.checks if c.visibility is Visibility.PUBLIC}
+    hidden = [c for c in exercise.checks if c.visibility is Visibility.HIDDEN]
+    if exercise.status is CheckStatus.MISSING:
+        assert hidden and {(c.message, c.detail) for c in hidden} == \
+            {(NOT_WRITTEN, message) for message in public}
+    return public, exercise.status
 
 
 def test_a_module_that_does_not_parse_names_its_error_for_the_function_it_defines():
