@@ -14,7 +14,7 @@ import pytest
 from grader import cli
 from grader.course import registry
 from grader.model import Visibility
-from grader.pipeline import grading, scoring
+from grader.pipeline import grading, scoring, vocabulary
 from grader.results import CellStatus, CheckStatus, ResultStatus, Verdict
 from grader.sandbox.limits import Limits
 from grader.text import MESSAGE_CHARS
@@ -201,8 +201,13 @@ def causal_self_attention(X, W_q, W_k, W_v):
     result = grade(path)
     growth = _peak_mb() - before
     causal = next(e for e in result.exercises if e.name == "causal_self_attention")
-    assert [c.message for c in causal.checks] == [
-        "the call returned far more data than the expected outputs hold; it was not compared"
-    ] * len(causal.checks)
+    refused = "the call returned far more data than the expected outputs hold; it was not compared"
+    public = [c for c in causal.checks if c.visibility is Visibility.PUBLIC]
+    hidden = [c for c in causal.checks if c.visibility is Visibility.HIDDEN]
+    assert public and hidden and len(public) + len(hidden) == len(causal.checks)
+    assert [c.message for c in public] == [refused] * len(public)
+    # A hidden check says the closed vocabulary's text; the instructor's detail, the whole.
+    assert [(c.message, c.detail) for c in hidden] == [
+        (vocabulary.message(Verdict.TOO_LARGE, "", True), refused)] * len(hidden)
     assert result.score == HONEST_SCORE
     assert growth < 100, f"the grader grew by {growth:.0f} MB"

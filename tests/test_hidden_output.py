@@ -2,10 +2,10 @@
 
 An exercise that prints its inputs would put the hidden cases' inputs into every report under
 "What your code printed". What a hidden case's call prints is kept for the instructor (the
-gradebook, `grade run --instructor`) and replaced, for students, by one line saying that it
-was dropped. Public calls run before any hidden one, so that a hidden call cannot leave its
-inputs in the submission's /tmp for a public call to print. The worker is never told a limit
-derived from a hidden case's expected outputs.
+gradebook, `grade run --instructor`), and students are not even told that it printed: whether
+it did is the submission's choice. Public calls run before any hidden one, so that a hidden
+call cannot leave its inputs in the submission's /tmp for a public call to print. The worker
+is never told a limit derived from a hidden case's expected outputs.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ import pytest
 from grader import cli, result_json
 from grader.course import registry
 from grader.model import Visibility
-from grader.pipeline import grading
+from grader.pipeline import checking, grading, vocabulary
 from grader.report import gradescope_results as gradescope
 from grader.report import html, junit, markdown, terminal
+from grader.results import Verdict
 from grader.sandbox import transport
 from grader.sandbox.limits import Limits
 
@@ -78,13 +79,15 @@ def test_the_hidden_inputs_reach_no_student_format(graded):
         assert [value for value in hidden if value in text] == [], name
 
 
-def test_one_line_says_that_hidden_output_was_dropped(graded):
-    assert graded.output.count("[grader] 3 of the hidden checks' calls printed something; "
-                               "it is not shown, since it could show their hidden inputs") == 1
-    texts = student_texts(graded)
-    for name in ("json", "html", "gradescope"):  # the others show no output at all
-        assert "calls printed something; it is not shown, since it could show" in texts[name], \
-            name
+def test_students_are_not_told_whether_hidden_calls_printed(graded):
+    # One line names the public call; none speaks of the hidden ones, whose three calls
+    # printed (each asked once: they pass at the end of the notebook).
+    assert graded.output.startswith("[grader] softmax, case 'vector', printed:\n")
+    assert graded.output.count("[grader]") == 1 and "hidden" not in graded.output
+    assert graded.hidden_output.count("[grader] softmax, case '") == 3
+    for name, text in student_texts(graded).items():
+        assert "hidden checks' calls printed" not in text, name
+        assert "hidden checks ran" not in text, name
 
 
 def test_a_public_call_prints_for_the_student_with_its_case_named(graded):
@@ -194,14 +197,14 @@ def softmax(items_in):
 '''
     result = grading.grade(make_submission(code, name="alice_udl_attention"), UDL, OPTIONS)
     checks = {c.name: c for c in result.exercises[0].checks}
-    assert checks["six-values"].message == ("the call returned far more data than the expected "
-                                            "outputs hold; it was not compared")
+    assert checks["six-values"].message == vocabulary.message(Verdict.TOO_LARGE)
+    assert checks["six-values"].verdict is Verdict.TOO_LARGE
+    assert checks["six-values"].detail == ("the call returned far more data than the expected "
+                                           "outputs hold; it was not compared")
     assert checks["one-element"].passed and checks["vector"].passed
     assert "restart" not in result.isolation
 
 
-HIDDEN_WHY = ("its message and line are shown for public checks only, since the code could make "
-              "them spell out this hidden case's inputs")
 # A line is a number the code chooses too: an `exec` of as many blank lines as an input's digits
 # raises at that line (the review of #22).
 LINE_OF_ITS_CHOOSING = '''import numpy as np
@@ -216,7 +219,10 @@ def test_a_hidden_calls_error_line_is_not_said_either(make_submission):
     result = grading.grade(make_submission(LINE_OF_ITS_CHOOSING, name="alice_udl_attention"),
                            UDL, OPTIONS)
     checks = {c.name: c for c in result.exercises[0].checks}
-    assert checks["six-values"].message == f"raised ValueError; {HIDDEN_WHY}"
+    # The public case raises ValueError too: the hidden check points to it, and says no line.
+    assert checks["six-values"].message == vocabulary.message(Verdict.RAISED, "ValueError", True)
+    assert checks["six-values"].raised == "ValueError"
+    assert "(line " in checks["six-values"].detail  # the instructor's view says where
     assert "(line " in checks["vector"].message  # a public check says where
 
 
@@ -243,12 +249,12 @@ def test_a_hidden_calls_exception_says_its_class_and_line_never_its_message(make
     result = grading.grade(make_submission(RAISES_ITS_INPUTS, name="alice_udl_attention"), UDL,
                            OPTIONS)
     checks = {c.name: c for c in result.exercises[0].checks}
-    assert checks["six-values"].message == f"raised ValueError; {HIDDEN_WHY}"
+    assert checks["six-values"].message == vocabulary.message(Verdict.RAISED, "ValueError", True)
+    assert checks["six-values"].detail.startswith("raised ValueError: inputs=[")
     # The class's name is the code's to choose: not said either.
-    assert checks["large-values"].message == f"raised an exception of its own class; {HIDDEN_WHY}"
-    assert checks["one-element"].message == (
-        "a shape with sizes that are not the expected (1,)'s nor the inputs' (a hidden case: "
-        "they are not shown)")
+    assert checks["large-values"].message == vocabulary.message(Verdict.RAISED)
+    assert checks["large-values"].raised == ""
+    assert checks["one-element"].message == vocabulary.message(Verdict.WRONG_SHAPE)
     # A public check shows all of it: its inputs ship with the stubs.
     assert checks["vector"].message.startswith("raised ValueError: public inputs=[")
     hidden = hidden_inputs()
@@ -269,12 +275,14 @@ def softmax(items_in):
 '''
     result = grading.grade(make_submission(code, name="alice_udl_attention"), UDL, OPTIONS)
     checks = {c.name: c for c in result.exercises[0].checks}
-    assert checks["six-values"].message == (
+    assert checks["six-values"].message == vocabulary.message(Verdict.WRONG_TYPE)
+    assert checks["six-values"].detail == (
         "returned a tuple of more than 10 values that does not convert to an array of numbers "
         "(are the parts of different shapes?)")
     normalised = checks["one-element"].diagnosis
     assert (normalised.id, normalised.message) == (
         "weights-not-normalised", "The attention weights do not sum to 1 for every query.")
+    assert "yours sum to between" in checks["one-element"].detail  # the instructor's view
     # On the public case the student's own numbers are said.
     assert "yours sum to between" in checks["vector"].diagnosis.message
 
@@ -298,7 +306,8 @@ def test_what_reaches_the_cells_channel_during_hidden_calls_is_the_instructors(t
                                                                               engine):
     """Found by an outside review: hidden inputs written on a descriptor kept from a cell
     reached every student format. What arrives once the hidden cases have begun is kept for
-    the instructor, and one line says so; what public calls wrote there stays shown."""
+    the instructor, and students are not told of it; what public calls wrote there stays
+    shown."""
     path = tmp_path / "alice_udl_attention.py"
     path.write_text(WRITES_TO_THE_CELLS_CHANNEL)
     result = grading.grade(path, UDL, grading.Options(limits=OPTIONS.limits, engine=engine))
@@ -307,6 +316,6 @@ def test_what_reaches_the_cells_channel_during_hidden_calls_is_the_instructors(t
         assert [value for value in hidden_inputs() if value in text] == [], name
     if engine == "fast":  # the kernel engine's calls never write on the cells' channel
         assert all(value in result.output for value in public_inputs())
-        assert "printed outside any call while the hidden checks ran; it is not shown" \
-            in result.output
+        assert "printed outside any call" not in result.output and "[grader]" not in result.output
+        assert result.hidden_output.startswith(checking.LATE_PRINTED)
         assert all(value in result.hidden_output for value in hidden_inputs())

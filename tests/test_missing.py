@@ -1,5 +1,6 @@
 """A function that is not defined because the cell that defines it did not run: the message
-names that cell and its error, which is what the student has to fix."""
+names that cell and its error, which is what the student has to fix. A hidden check says the
+closed vocabulary's text, pointing to the public one, and keeps that message as its detail."""
 
 from __future__ import annotations
 
@@ -19,15 +20,19 @@ SELF_ATTENTION = '''def self_attention(X,omega_v, omega_q, omega_k, beta_v, beta
 '''  # the bracket is never closed
 
 
+NOT_WRITTEN = vocabulary.message(Verdict.NOT_WRITTEN, "", True)
+
+
 def _messages(result, name):
-    """The messages of an exercise's public checks (a hidden one says only its closed
-    vocabulary's: not written, as the public case says in full), and its status."""
+    """The public checks' messages, and the exercise's status; the hidden checks say the
+    vocabulary's text, with the public message as their detail."""
     (exercise,) = [e for e in result.exercises if e.name == name]
-    hidden = {c.message for c in exercise.checks if c.visibility is Visibility.HIDDEN}
-    assert hidden <= {vocabulary.message(Verdict.NOT_WRITTEN, same_as_public=True)} or \
-        exercise.status is not CheckStatus.MISSING
-    return {c.message for c in exercise.checks
-            if c.visibility is Visibility.PUBLIC}, exercise.status
+    public = {c.message for c in exercise.checks if c.visibility is Visibility.PUBLIC}
+    hidden = [c for c in exercise.checks if c.visibility is Visibility.HIDDEN]
+    if exercise.status is CheckStatus.MISSING:
+        assert hidden and {(c.message, c.detail) for c in hidden} == \
+            {(NOT_WRITTEN, message) for message in public}
+    return public, exercise.status
 
 
 def test_a_module_that_does_not_parse_names_its_error_for_the_function_it_defines():

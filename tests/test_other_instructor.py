@@ -31,6 +31,9 @@ from pathlib import Path
 import pytest
 
 from grader.course import registry
+from grader.gradebook import Gradebook
+from grader.pipeline import vocabulary
+from grader.results import Verdict
 from tests.conftest import ROOT
 from tests.helpers.command import run as grade
 from tests.helpers.command import write_master
@@ -270,11 +273,23 @@ def test_another_instructors_course_from_master_to_class_report(tmp_path, monkey
         for exercise in result["exercises"]:
             for check in exercise["checks"]:  # clean points: no 0.6666666666666666
                 assert check["max_score"] == round(check["max_score"], 6)
-    # dee's own global: every failing check says so, naming d and its value.
+    # dee's own global: every failing check says so; a public one names d and its value, a
+    # hidden one says the vocabulary's sentence, and the instructor's gradebook the whole.
     dee = next(e for e in results["dee"]["exercises"] if e["name"] == "dot_product_attention")
     failing = [c for c in dee["checks"] if not c["passed"]]
-    assert failing and all(c["diagnosis"]["id"] == "uses-global" and "d = 5" in
-                           c["diagnosis"]["message"] for c in failing)
+    assert failing and all(c["diagnosis"]["id"] == "uses-global" for c in failing)
+    assert all("d = 5" in c["diagnosis"]["message"] for c in failing
+               if c["visibility"] == "public")
+    hidden = [c for c in failing if c["visibility"] == "hidden"]
+    assert hidden and all(
+        (c["message"], c["diagnosis"]["message"]) ==
+        (vocabulary.message(Verdict.WRONG_VALUES), vocabulary.OWN_DIAGNOSES["uses-global"])
+        for c in hidden)
+    (kept,) = [stored for row, stored in Gradebook(out_folder).recorded(NAME)
+               if row.student == "dee"]
+    kept_checks = next(e for e in kept["exercises"] if e["name"] == "dot_product_attention")
+    details = {c["name"]: c["detail"] for c in kept_checks["checks"]}
+    assert all("d = 5" in details[c["name"]] for c in hidden), details
     code, out, err = grade("gradebook", "report", "--out", str(out_folder), "--json",
                            str(tmp_path / "class.json"))
     assert code == 0, err

@@ -14,8 +14,8 @@ from grader import check as check_in_notebook
 from grader import selfcheck
 from grader.course import checkfile, references, registry
 from grader.model import Visibility
-from grader.pipeline import grading, layout_hint
-from grader.results import CheckResult, CheckStatus, Result
+from grader.pipeline import grading, layout_hint, vocabulary
+from grader.results import CheckResult, CheckStatus, Result, Verdict
 from grader.sandbox.limits import Limits
 from tests.helpers.book import BOOK_SETUP, BOOK_SOFTMAX_COLS
 
@@ -133,16 +133,18 @@ def test_tokens_as_rows_get_the_layout_before_numpys_error(make_submission):
         checks = scored(result, exercise)
         assert checks and all(c.status is CheckStatus.ERROR for c in checks)
         for check in checks:
-            first, numpys = check.message.split("\n", 1)
-            assert first == SENTENCE
             if check.visibility is Visibility.PUBLIC:
+                first, numpys = check.message.split("\n", 1)
+                assert first == SENTENCE
                 assert numpys.startswith("raised ValueError: matmul: Input operand 1 has a "
                                          "mismatch in its core dimension 0")
                 assert re.search(r"\(line \d+\)$", numpys)
-            else:  # the class only: NumPy's sizes are the hidden inputs'
-                assert numpys.startswith("raised ValueError; its message and line are shown "
-                                         "for public checks only")
+            else:  # the vocabulary's text, pointing to the public check that says it all
+                assert check.message == vocabulary.message(Verdict.RAISED, "ValueError", True)
                 assert not re.search(r"\d", check.message)
+                assert check.detail.startswith("raised ValueError: matmul: Input operand 1 "
+                                               "has a mismatch in its core dimension 0")
+                assert re.search(r"\(line \d+\)$", check.detail)
     assert next(e for e in result.exercises if e.name == "multihead_scaled_self_attention"
                 ).status is CheckStatus.PASSED
 
@@ -204,11 +206,15 @@ def test_rows_as_tokens_swapped_is_named_and_a_shape_error_says_the_layout(make_
         assert failing, exercise
         named = {c.diagnosis.id for c in failing if c.diagnosis}
         assert named == {"qk-swapped"}, [(c.name, c.diagnosis, c.message) for c in failing]
-    # Three queries over five keys: K @ Q.T is (5, 3), and (5, 3) @ V does not fit.
+    # Three queries over five keys: K @ Q.T is (5, 3), and (5, 3) @ V does not fit. The case
+    # is hidden: it says the vocabulary's text (the layout's sentence is a public check's,
+    # test_tokens_as_rows_get_the_layout_before_numpys_error), NumPy's error its detail.
     differs = next(c for c in by_name["scaled_dot_product_attention"].checks
                    if c.name == "d_k-differs-from-d_v")
-    assert differs.message.startswith("The shapes do not fit together: in this unit rows are "
-                                      "tokens, X has shape (seq_len, d_model)")
+    assert differs.visibility is Visibility.HIDDEN
+    assert differs.message == vocabulary.message(Verdict.RAISED, "ValueError")
+    assert differs.detail.startswith("raised ValueError: matmul: Input operand 1 has a "
+                                     "mismatch in its core dimension 0")
 
 
 @pytest.mark.parametrize("message", [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from html.parser import HTMLParser
 
 import numpy as np
@@ -47,6 +48,13 @@ def result(**changes) -> Result:
                   exercises=(exercise,), isolation="a separate process", output="hello\n")
     fields.update(changes)
     return Result(**fields)
+
+
+def public_only(**changes) -> Result:
+    """`result()` with its public check alone: no hidden case ran."""
+    graded = result(**changes)
+    exercise = graded.exercises[0]
+    return replace(graded, exercises=(replace(exercise, checks=exercise.checks[:1]),))
 
 
 class Outline(HTMLParser):
@@ -142,7 +150,10 @@ def test_reports_clean_every_string_of_a_result_and_keep_the_rest():
 
 def test_terminal_summary_without_and_with_colour():
     plain = terminal.render(result())
-    assert plain.startswith("alice<script>.ipynb · attention_basics: 1.5 / 4.5 in 0.25 s\n")
+    # Hidden cases ran: how long grading took is the submission's to choose, and not said.
+    assert plain.startswith("alice<script>.ipynb · attention_basics: 1.5 / 4.5\n")
+    assert terminal.render(public_only()).startswith(
+        "alice<script>.ipynb · attention_basics: 1.5 / 4.5 in 0.25 s\n")
     assert "\x1b[" not in plain
     assert ("notebook-example (public example, no points): [transposed-weights] The attention "
             "matrix is applied") in plain
@@ -224,7 +235,10 @@ def test_the_footer_is_in_plain_words():
     confined = result(isolation="a separate process; its own PID, network and IPC namespaces "
                                 "(no network; ...)", duration_s=1.234)
     footer = html.render(confined).split("<footer>")[1]
-    assert "Graded by attention-grader" in footer and "in 1.2 seconds." in footer
+    assert re.search(r"Graded by attention-grader [\w.+-]+\.\n", footer)
+    assert "seconds" not in footer  # hidden cases ran: their time is not said
+    timed = html.render(public_only(duration_s=1.234)).split("<footer>")[1]
+    assert re.search(r"Graded by attention-grader [\w.+-]+ in 1\.2 seconds\.\n", timed)
     assert "Hidden cases use inputs you do not see" in footer
     assert "cut off from the network and from the grader's files" in footer
     assert "namespace" not in footer
