@@ -113,6 +113,8 @@ def three_calls(make_submission, text: str, **config: object) -> list:
 
 @pytest.mark.parametrize("channel", sorted(CHANNELS))
 def test_a_call_that_leaves_a_mark_gives_the_next_call_a_fresh_fork(make_submission, channel):
+    if "torch" in CHANNELS[channel][0]:
+        pytest.importorskip("torch")  # the torch extra
     outcomes = three_calls(make_submission, source(*CHANNELS[channel]))
     assert [o.status.value for o in outcomes] == ["passed"] * 3, outcomes
     assert [float(np.abs(o.value).sum()) for o in outcomes] == [0.0] * 3, \
