@@ -9,12 +9,18 @@ yardstick). A pure function, called three times, shares one process (the mechani
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from grader import result_json
 from grader.course import registry
 from grader.pipeline import grading, loading
+from grader.sandbox import isolation
+from grader.sandbox.inside import settings
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import SandboxConfig, Session
 from tests.helpers.corpus import CORPUS
@@ -107,6 +113,8 @@ def three_calls(make_submission, text: str, **config: object) -> list:
 
 @pytest.mark.parametrize("channel", sorted(CHANNELS))
 def test_a_call_that_leaves_a_mark_gives_the_next_call_a_fresh_fork(make_submission, channel):
+    if "torch" in CHANNELS[channel][0]:
+        pytest.importorskip("torch")  # the torch extra
     outcomes = three_calls(make_submission, source(*CHANNELS[channel]))
     assert [o.status.value for o in outcomes] == ["passed"] * 3, outcomes
     assert [float(np.abs(o.value).sum()) for o in outcomes] == [0.0] * 3, \
@@ -123,6 +131,44 @@ def test_a_pure_function_shares_one_process_and_answers_the_same(make_submission
     for one, other in zip(shared, alone, strict=True):
         np.testing.assert_array_equal(one.value, other.value)
     assert float(shared[0].value.sum()) == pytest.approx(1.0)
+
+
+@pytest.fixture
+def packages_in_tmp(monkeypatch):
+    """A folder of more files than a picture lists, in the machine's /tmp, that the sandbox
+    binds as it binds an interpreter's packages: what a venv made in /tmp (a CI runner's
+    temporary folder, `mktemp -d`, tox) puts below the sandbox's own /tmp."""
+    if not isolation.offered().namespaces:
+        pytest.skip("without namespaces the sandbox binds nothing: see grade doctor")
+    folder = Path(tempfile.mkdtemp(prefix="venv-like-", dir="/tmp"))
+    folder.chmod(0o755)  # as a venv's folders are: the worker's user lists it
+    for number in range(settings.MAX_FILES + 1):
+        (folder / f"module_{number}.py").touch()
+    binds, links = isolation.visible()
+    monkeypatch.setattr(isolation, "visible", lambda: ((*binds, str(folder)), links))
+    yield folder
+    shutil.rmtree(folder)
+
+
+def test_calls_share_a_process_when_the_interpreter_lives_in_tmp(make_submission,
+                                                                 packages_in_tmp):
+    pure = source("import os\nBOUND = os.path.isdir(" + repr(str(packages_in_tmp)) + ")",
+                  "BOUND", "pass")
+    shared = three_calls(make_submission, pure)
+    assert float(shared[0].value.sum()) == pytest.approx(1.0)  # the bind was there to see
+    assert [o.reused for o in shared] == [False, True, True]
+
+
+def test_a_read_only_mount_is_left_out_unless_a_writable_one_is_below_it():
+    mountinfo = "\n".join([
+        "1 0 0:1 / / ro,relatime - tmpfs tmpfs ro",
+        "2 1 0:2 / /tmp rw,nosuid - tmpfs tmpfs rw",
+        "3 2 8:1 /v /tmp/my\\040venv/lib ro,relatime - ext4 /dev/sda1 rw",
+        "4 1 8:1 /p /opt/pkg ro - ext4 /dev/sda1 rw",
+        "5 4 0:3 / /opt/pkg/conn rw - tmpfs tmpfs rw",
+        "6 1 8:1 /x /opt/pkgs ro - ext4 /dev/sda1 rw",
+        "7 0 0:4"])  # cut short: ignored
+    assert settings.read_only_mounts(mountinfo) == {"/tmp/my venv/lib", "/opt/pkgs"}
 
 
 def test_a_call_that_fails_gives_the_next_call_a_fresh_fork(make_submission):

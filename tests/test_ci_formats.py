@@ -81,7 +81,13 @@ def test_gradescope_bundle_runs_against_a_fake_autograder_tree(tmp_path):
     shutil.copy(SEED002, root / "submission" / "my_notebook.ipynb")
     (root / "submission_metadata.json").write_text(json.dumps(
         {"id": 7, "users": [{"email": "bob@example.edu"}], "assignment": {"total_points": 10}}))
-    env = dict(os.environ, GRADER_AUTOGRADER_ROOT=str(root))
+    # Its `python3` is the interpreter running these tests, whatever PATH finds first.
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "python3").write_text(f"#!/bin/sh\nexec '{sys.executable}' \"$@\"\n")
+    (tools / "python3").chmod(0o755)
+    env = dict(os.environ, GRADER_AUTOGRADER_ROOT=str(root),
+               PATH=f"{tools}:{os.environ['PATH']}")
     env.pop("GRADER_REFERENCES", None)
     finished = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env,
                               capture_output=True, text=True, timeout=300)

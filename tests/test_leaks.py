@@ -85,11 +85,49 @@ def _install_from_here(distributions: list[metadata.Distribution], site: Path) -
                 shutil.copy2(source, target)
 
 
+def _unmet_build_requirements() -> list[str]:
+    """pyproject.toml's build requirements that this environment does not meet, each with
+    what it has instead."""
+    unmet = []
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    for line in pyproject["build-system"]["requires"]:
+        requirement = Requirement(line)
+        try:
+            version = metadata.version(requirement.name)
+        except metadata.PackageNotFoundError:
+            unmet.append(f"{line} (not installed)")
+            continue
+        if not requirement.specifier.contains(version, prereleases=True):
+            unmet.append(f"{line} ({version} installed)")
+    return unmet
+
+
+def test_the_dev_extra_meets_the_build_requirements():
+    """The wheel below is built offline with this environment's own build tools: installing
+    the dev extra, as README.md says, is what provides them."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    dev = {canonicalize_name(Requirement(line).name): Requirement(line)
+           for line in pyproject["project"]["optional-dependencies"]["dev"]}
+    for line in pyproject["build-system"]["requires"]:
+        built_with = Requirement(line)
+        given = dev.get(canonicalize_name(built_with.name))
+        assert given is not None, f"the dev extra does not name {line}"
+        oldest = min((spec.version for spec in given.specifier if spec.operator == ">="),
+                     default="0")
+        assert built_with.specifier.contains(oldest), (line, str(given))
+    assert _unmet_build_requirements() == [], 'python3 -m pip install -e ".[dev]"'
+
+
 @pytest.fixture(scope="module")
 def wheel_python(tmp_path_factory) -> Path:
     """A virtual environment with the grader installed from a wheel, and what it needs taken
     from this environment: never from the base interpreter's site-packages, which a venv
-    made from a bare interpreter does not share."""
+    made from a bare interpreter does not share. The wheel is built offline, with this
+    environment's setuptools (the dev extra's)."""
+    unmet = _unmet_build_requirements()
+    assert not unmet, (f"pyproject.toml's build requirements are not met here: "
+                       f"{', '.join(unmet)}; install the dev extra: "
+                       'python3 -m pip install -e ".[dev]"')
     folder = Path(tempfile.mkdtemp(prefix="leakscan-wheel-"))
     folder.chmod(0o755)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",

@@ -10,6 +10,7 @@ import _signal
 import gc
 import hashlib
 import os
+import re
 import resource
 import signal
 import sys
@@ -110,17 +111,58 @@ def _libraries() -> Hashable:
 
 
 def files() -> Hashable:
-    """What is in the folders a call may write: each file's path, inode, size and time."""
+    """What is in the folders a call may write: each file's path, inode, size and time.
+
+    What lies below a read-only mount with nothing writable mounted beneath it is left out,
+    as no call can change it: the interpreter and its packages, which a sandbox binds below
+    its own /tmp when they live in /tmp (a venv made in a CI runner's temporary folder)."""
     roots = {os.path.realpath(path) for path in (
         os.getcwd(), os.environ.get("TMPDIR", ""), os.environ.get("HOME", ""), *FOLDERS)
         if path and os.path.isdir(path)}
+    fixed = read_only_mounts(_mountinfo())
     found: list[Hashable] = []
     for root in sorted(roots):
-        _listing(root, found)
+        _listing(root, found, fixed)
     return tuple(found)
 
 
-def _listing(folder: str, found: list[Hashable]) -> None:
+def read_only_mounts(mountinfo: str) -> frozenset[str]:
+    """The mount points of `/proc/self/mountinfo`'s text that are mounted read-only and have
+    no writable mount anywhere below them."""
+    read_only: list[str] = []
+    writable: list[str] = []
+    for line in mountinfo.splitlines():
+        fields = line.split(" ")
+        if len(fields) < 6:
+            continue
+        point = re.sub(r"\\([0-7]{3})", lambda match: chr(int(match[1], 8)), fields[4])
+        (read_only if "ro" in fields[5].split(",") else writable).append(point)
+    writable_below = [point.rstrip("/") + "/" for point in writable]
+    return frozenset(point for point in read_only if not any(
+        other.startswith(point.rstrip("/") + "/") for other in writable_below))
+
+
+def _mountinfo() -> str:
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as stream:
+            return stream.read()
+    except OSError:
+        return ""
+
+
+def _read_only(folder: str) -> bool:
+    """Whether what is mounted at `folder` now is read-only (a later mount may cover one that
+    mountinfo lists there)."""
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def _listing(folder: str, found: list[Hashable], fixed: frozenset[str]) -> None:
+    if folder in fixed and _read_only(folder):
+        found.append((folder, "read-only"))
+        return
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -135,5 +177,4 @@ def _listing(folder: str, found: list[Hashable]) -> None:
             continue
         found.append((entry.path, info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode))
         if entry.is_dir(follow_symlinks=False):
-            _listing(entry.path, found)
-
+            _listing(entry.path, found, fixed)

@@ -23,7 +23,9 @@ What the picture covers, and how:
   streams, signal handlers and timers, resource limits, the collector's settings, warning
   filters, threads, child processes and open descriptors.
 - **Files**: what is in the working folder and the temporary folders, by inode, size and
-  modification time. (`settings` pictures these and the interpreter and the process.)
+  modification time, but not below a read-only mount (the interpreter's files, bound into a
+  sandbox's /tmp when a venv lives there), which no call can change. (`settings` pictures
+  these and the interpreter and the process.)
 
 What is too large to picture within `MAX_NODES` objects, `MAX_BYTES` of array data and
 `settings.MAX_FILES` files gives no picture (None): then every call gets a fresh fork, as if
