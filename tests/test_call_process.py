@@ -18,7 +18,7 @@ import pytest
 
 from grader import result_json
 from grader.course import registry
-from grader.pipeline import grading, loading
+from grader.pipeline import checking, grading, loading
 from grader.sandbox import isolation
 from grader.sandbox.inside import settings
 from grader.sandbox.limits import Limits
@@ -197,7 +197,9 @@ def test_no_case_is_asked_twice_so_no_answer_learns_that_the_first_failed(make_s
     """A function that marks each input it is given in a file answers one way the first time
     and another when asked the same inputs again: a second ask after a failure would tell it
     that its first answer failed. It scores what a fork per call gives it, and the grader
-    never asks a case's inputs twice at one place."""
+    never asks a case's inputs twice at one place. A public case that fails at the end is
+    asked again right after its definition (it fails there too: each call's files are its
+    fork's); a hidden case is asked once, at the end, whatever its answer."""
     marks = ("import os, zlib\nimport numpy as np\n\ndef softmax(x):\n"
              "    x = np.asarray(x, dtype=float)\n"
              "    mark = f'asked-{zlib.crc32(x.tobytes())}'\n"
@@ -221,7 +223,42 @@ def test_no_case_is_asked_twice_so_no_answer_learns_that_the_first_failed(make_s
     assert softmax_score() == 0
     softmax_asks = [ask for ask in asked if ask[0] == "softmax"]
     assert len(softmax_asks) == len(set(softmax_asks)) > 0
+    places = {case.name: [at for _, given, at in softmax_asks
+                          if given == np.asarray(case.inputs()[0]).tobytes()]
+              for case in udl.exercise("softmax").cases}
+    assert places == {case.name: ["end", "definition"] if case.visibility.value == "public"
+                      else ["end"] for case in udl.exercise("softmax").cases}
     assert softmax_score(fork_every_call=True) == 0
+
+
+def test_a_hidden_case_is_asked_once_where_the_public_case_passed(make_submission,
+                                                                 monkeypatch):
+    """A later cell rebinds a global the function uses: the public case fails at the end and
+    passes right after the defining cell, marked. Each hidden case is then asked there only,
+    once, and passes with the same mark; no hidden answer decides another ask."""
+    asked: list[tuple[str, bytes, str]] = []
+    original = Session.call
+
+    def spy(self, name, kind, args, *rest, **options):
+        asked.append((name, np.asarray(args[0]).tobytes(), options.get("at", "end")))
+        return original(self, name, kind, args, *rest, **options)
+
+    monkeypatch.setattr(Session, "call", spy)
+    path = make_submission(["import numpy as np\nSCALE = 1.0",
+                            f"def softmax(x):\n    x = np.asarray(x, dtype=float)\n"
+                            f"    return SCALE * ({RIGHT})",
+                            "SCALE = 2.0"], name="alice_udl_attention")
+    udl = registry.get("udl_attention")
+    result = grading.grade(path, udl, grading.Options())
+    softmax = udl.exercise("softmax")
+    places = {case.name: [at for name, given, at in asked if name == "softmax"
+                          and given == np.asarray(case.inputs()[0]).tobytes()]
+              for case in softmax.cases}
+    assert places == {case.name: ["end", "definition"] if case.visibility.value == "public"
+                      else ["definition"] for case in softmax.cases}
+    checks = next(e for e in result.exercises if e.name == "softmax").checks
+    assert [(c.name, c.passed, c.caution) for c in checks] == [
+        (case.name, True, checking.LATE) for case in softmax.cases]
 
 
 def test_a_file_a_call_writes_is_seen_as_in_a_fork_of_its_own(make_submission):
