@@ -43,7 +43,7 @@ from tests.helpers.command import run as grade
 from tests.helpers.command import write_master
 
 pytest.importorskip("torch")
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = pytest.mark.slow
 
 NAME = "annotated_heads"
 CONFIG = f'''# ASSIGNMENT CONFIG
