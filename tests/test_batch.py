@@ -138,7 +138,7 @@ def test_batch_command_line_and_exports(tmp_path):
     header, *rows = target.read_text().splitlines()
     assert header == ("student,assignment,score,max_score,status,submission,sha256,graded_at,"
                       "submitted_at,deadline,late_by_s,penalty_percent,penalty,final,on_roster,"
-                      "explanation,note")
+                      "explanation,note,name")
     assert len(rows) == 8 and rows[3].startswith("dave,udl_attention,0,10,error,dave_hw.ipynb,")
 
 

@@ -74,6 +74,27 @@ def test_csv_keeps_raw_score_time_lateness_penalty_and_final_apart(term):
     assert (rows["mallory"]["on_roster"], rows["mallory"]["final"]) == ("no", "6")
 
 
+def test_csv_names_a_moodle_download_by_the_rosters_keys_and_names(tmp_path):
+    # Moodle's download keys each student by a participant id, which the roster never shows:
+    # the roster's students are matched by name, and named in the csv by the roster's own key.
+    book(tmp_path / "graded", {"301": (5, 5, DEADLINE), "302": (4, 4, DEADLINE),
+                               "399": (3, 3, DEADLINE), "zoe": (1, 1, DEADLINE)})
+    identities.identify(Gradebook(tmp_path / "graded"), "udl_attention", [
+        ("301", "Ada Lovelace", {"moodle_participant_id": "301"}),
+        ("302", "Alan Turing", {"moodle_participant_id": "302"}),
+        ("399", "Mallory Stranger", {"moodle_participant_id": "399"})])
+    moodle_roster(tmp_path / "roster.csv", [["Ada", "Lovelace", "S1", "", "", "ada@uni.edu"],
+                                            ["Alan", "Turing", "S2", "", "", "alan@uni.edu"],
+                                            ["Grace", "Hopper", "", "", "", "grace@uni.edu"]])
+    code, out, _ = export(tmp_path, "--comments")
+    header = out.splitlines()[0].split(",")
+    assert code == 0 and header[-3:] == ["note", "name", "comment"]
+    assert [(r["student"], r["name"], r["on_roster"], r["final"]) for r in table(out)] == [
+        ("S1", "Ada Lovelace", "yes", "10"), ("S2", "Alan Turing", "yes", "8"),
+        ("grace@uni.edu", "Grace Hopper", "yes", "0"), ("399", "Mallory Stranger", "no", "6"),
+        ("zoe", "", "no", "2")]
+
+
 def test_changing_the_policy_changes_the_grades_and_nothing_else(term):
     before = Gradebook(term / "graded").recorded()
     ten = {row["student"]: row for row in table(export(term, "--late", "10%/day")[1])}

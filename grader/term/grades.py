@@ -90,6 +90,17 @@ class Sheet:
     """The roster's platform, or "" without a roster."""
     maxima: dict[str, float] = field(default_factory=dict)
     """Points available per assignment."""
+    shown: dict[str, str] = field(default_factory=dict)
+    """The name a platform's download shows for each gradebook key that has one."""
+
+    def key(self, grade: Grade) -> str:
+        """Who a grade is, for a table of grades: the roster's own key for a student on the
+        roster, else the gradebook's key of the submission."""
+        return grade.roster.key if grade.roster else grade.student
+
+    def name(self, grade: Grade) -> str:
+        """The student's name: the roster's, else the one the download showed, else ""."""
+        return grade.roster.name if grade.roster else self.shown.get(grade.student, "")
 
 
 def compute(recorded: Sequence[Recorded], roster: Roster | None = None,
@@ -137,8 +148,9 @@ def compute(recorded: Sequence[Recorded], roster: Roster | None = None,
                                      marked_late))
     strangers = [key for key in keys if any(key in m.strangers for m in matched.values())]
     ambiguous = tuple(dict.fromkeys(a for m in matched.values() for a in m.ambiguous))
+    shown = {key: known.names[0] for key, known in (aliases or {}).items() if known.names}
     return Sheet(tuple(grades), tuple(strangers), ambiguous=ambiguous,
-                 platform=roster.platform if roster else "", maxima=maxima)
+                 platform=roster.platform if roster else "", maxima=maxima, shown=shown)
 
 
 def _ambiguous(student: Student, assignment: str, maximum: float,

@@ -62,7 +62,8 @@ class Student:
 
     @property
     def key(self) -> str:
-        """The id that names it where it has no submission."""
+        """The id that names it in a table of grades: the csv export, and a grade without a
+        submission."""
         return (self.canvas_id or self.id_number or self.email or self.sis_user_id
                 or self.sis_login_id or self.name)
 
