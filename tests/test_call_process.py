@@ -19,6 +19,7 @@ import pytest
 from grader import result_json
 from grader.course import registry
 from grader.pipeline import checking, grading, loading
+from grader.results import Verdict
 from grader.sandbox import isolation
 from grader.sandbox.inside import settings
 from grader.sandbox.limits import Limits
@@ -116,7 +117,7 @@ def test_a_call_that_leaves_a_mark_gives_the_next_call_a_fresh_fork(make_submiss
     if "torch" in CHANNELS[channel][0]:
         pytest.importorskip("torch")  # the torch extra
     outcomes = three_calls(make_submission, source(*CHANNELS[channel]))
-    assert [o.status.value for o in outcomes] == ["passed"] * 3, outcomes
+    assert [o.returned for o in outcomes] == [True] * 3, outcomes
     assert [float(np.abs(o.value).sum()) for o in outcomes] == [0.0] * 3, \
         f"{channel}: a later call saw what the first left behind"
     assert [o.reused for o in outcomes] == [False] * 3
@@ -175,7 +176,7 @@ def test_a_call_that_fails_gives_the_next_call_a_fresh_fork(make_submission):
     flaky = ("import numpy as np\nCALLS = []\n\ndef softmax(x):\n    CALLS.append(1)\n"
              "    raise ValueError('no')\n")
     outcomes = three_calls(make_submission, flaky)
-    assert [o.status.value for o in outcomes] == ["error"] * 3
+    assert [o.failure for o in outcomes] == [Verdict.RAISED] * 3
     assert [o.reused for o in outcomes] == [False] * 3
 
 

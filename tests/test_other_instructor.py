@@ -287,8 +287,8 @@ def test_another_instructors_course_from_master_to_class_report(tmp_path, monkey
         for c in hidden)
     (kept,) = [stored for row, stored in Gradebook(out_folder).recorded(NAME)
                if row.student == "dee"]
-    kept_checks = next(e for e in kept["exercises"] if e["name"] == "dot_product_attention")
-    details = {c["name"]: c["detail"] for c in kept_checks["checks"]}
+    kept_checks = next(e for e in kept.exercises if e.name == "dot_product_attention")
+    details = {c.name: c.detail for c in kept_checks.checks}
     assert all("d = 5" in details[c["name"]] for c in hidden), details
     code, out, err = grade("gradebook", "report", "--out", str(out_folder), "--json",
                            str(tmp_path / "class.json"))

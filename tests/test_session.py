@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from grader.pipeline import loading
-from grader.results import CellStatus, CheckStatus
+from grader.results import CellStatus, Verdict
 from grader.sandbox.inside.protocol import Unsupported
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import SandboxConfig, Session
@@ -26,7 +26,7 @@ def test_state_survives_a_failing_statement(make_submission):
         assert cells[0].status is CellStatus.ERROR
         assert cells[0].message.startswith("line 2: ZeroDivisionError: division by zero")
         outcome = session.call("f", "function", (np.arange(3.0),), {}, None)
-    assert outcome.status is CheckStatus.PASSED
+    assert outcome.returned
     assert outcome.value.tolist() == [0.0, 2.0, 4.0]
 
 
@@ -61,17 +61,17 @@ def test_returned_objects_are_reduced_to_numbers_or_named(make_submission):
 
 
 @pytest.mark.parametrize("body, status, message", [
-    ("    while True:\n        pass", CheckStatus.TIMEOUT, "did not return within 1 s"),
-    ("    import os\n    os.kill(os.getpid(), 9)", CheckStatus.ERROR,
+    ("    while True:\n        pass", Verdict.TIMED_OUT, "did not return within 1 s"),
+    ("    import os\n    os.kill(os.getpid(), 9)", Verdict.CRASHED,
      "crashed: the process died from SIGKILL (killed, often for memory)"),
-    ("    raise ValueError('bad shape')", CheckStatus.ERROR,
+    ("    raise ValueError('bad shape')", Verdict.RAISED,
      "raised ValueError: bad shape (line 2)"),
 ])
 def test_call_failures_are_outcomes(make_submission, body, status, message):
     session, _ = run(make_submission, [f"def f(x):\n{body}"])
     with session:
         outcome = session.call("f", "function", (0,), {}, None)
-    assert (outcome.status, outcome.message) == (status, message)
+    assert (outcome.failure, outcome.message) == (status, message)
 
 
 def test_missing_and_non_callable(make_submission):
@@ -105,7 +105,7 @@ def test_submission_deadline_stops_everything(make_submission):
                                                            "x = 1"])))
         late = session.call("f", "function", (), {}, None)
     assert cells[-1].message.endswith("the submission's time limit of 1 s was used up")
-    assert late.status is CheckStatus.TIMEOUT
+    assert late.failure is Verdict.TIMED_OUT
 
 
 def test_student_code_sees_an_empty_folder_and_minimal_environment(make_submission):
@@ -125,7 +125,7 @@ def test_modules_stay_importable_inside_the_confined_root(make_submission):
         "    import matplotlib\n    return float(fractions.Fraction(1, 4)) + x"])
     with session:
         outcome = session.call("f", "function", (1,), {}, None)
-    assert (outcome.status, outcome.value) == (CheckStatus.PASSED, 1.25), outcome.message
+    assert (outcome.returned, outcome.value) == (True, 1.25), outcome.message
 
 
 def test_only_the_sandbox_part_of_the_grader_package_is_there(make_submission):
@@ -142,6 +142,6 @@ def test_only_the_sandbox_part_of_the_grader_package_is_there(make_submission):
             session.run(loading.load(make_submission(
                 [f"def f(x):\n    import {module}\n    return 1"], name="bob")))
             outcome = session.call("f", "function", (0,), {}, None)
-        assert outcome.status is CheckStatus.ERROR
+        assert outcome.failure is Verdict.RAISED
         assert outcome.message.startswith("raised ModuleNotFoundError: No module named "
                                           f"'{missing}'"), module
