@@ -68,8 +68,9 @@ SAME_AS_PUBLIC = "A public case of this exercise fails the same way: see its det
 HIDDEN = "This is a hidden case: what went wrong is said, never its numbers."
 
 OWN_DIAGNOSES: Mapping[str, str] = {
-    "uses-global": "It reads a notebook global where it should take a size from the shapes of "
-                   "its inputs; the public example's message names it.",
+    "uses-global": "It reads a notebook global (a size such as N or D) where it should take "
+                   "the size from the shapes of its inputs: the global fits the notebook's "
+                   "example, not this case.",
     "hard-coded-size": "It writes a size as a number, which fits only the notebook's example: "
                        "take sizes from the shapes of the inputs.",
     "unattempted": "Not written yet: it still behaves as the notebook's stub does. Replace the "
