@@ -12,7 +12,7 @@ from grader.results import CellStatus, CheckStatus, ResultStatus
 from grader.sandbox import isolation, zygote
 from grader.sandbox.kernel import KernelTransport
 from grader.spec import registry
-from tests.conftest import ROOT, processes, survivors
+from tests.conftest import ROOT
 from tests.helpers.corpus import CORPUS, EXPECTED, FAST, grade
 
 
@@ -86,11 +86,10 @@ def test_call_faults_stay_in_their_own_exercise():
     assert by_name["scaled_dot_product_attention"].status is CheckStatus.PASSED
 
 
-def test_no_process_of_the_submission_outlives_its_grading():
-    before = processes()
+def test_no_process_of_the_submission_outlives_its_grading(own_processes):
     result = grade("attention_basics/fault_forked_children.ipynb")
     assert result.score == 10.0
-    assert survivors(before) == []
+    assert own_processes.survivors() == []
 
 
 def test_seed002_multihead_fails_the_seed_case_and_the_scaled_one_only_where_d_differs():
