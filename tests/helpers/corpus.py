@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits
 from grader.spec import registry
@@ -43,3 +45,10 @@ def grade(relative: str, options: grading.Options = FAST):
     """Grade the corpus file at `relative` for the assignment its folder is named after."""
     path = CORPUS / relative
     return grading.grade(path, registry.get(path.parent.name), options)
+
+
+@functools.cache
+def graded(relative: str) -> grading.Result:
+    """`grade(relative)` with `FAST`, done once per run: a result is frozen, so the tests that
+    read the same file's grading share one."""
+    return grade(relative)
