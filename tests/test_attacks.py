@@ -328,16 +328,17 @@ def test_a_link_to_the_solution_is_never_graded_as_the_students_work(tmp_path):
         "carol/hw.py: is a symbolic link; the grader reads only files handed in as they are"])
 
 
-SHM = '''
+SHM_KEY = 0x5EC2E7
+SHM = f'''
 import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 libc.shmat.restype = ctypes.c_void_p
-KEY = 0x5EC2E7
+KEY = {SHM_KEY}
 '''
 
 
 def test_sysv_shared_memory_dies_with_the_submission(tmp_path):
-    before = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
+    before = _segments(SHM_KEY)
     writer = SHM + '''
 segment = libc.shmget(KEY, 4096, 0o1666)  # IPC_CREAT | rw for everybody
 address = libc.shmat(segment, None, 0)
@@ -352,7 +353,15 @@ print("found", segment >= 0)
     second = grade(tmp_path, reader, "b_attention_basics.py")
     assert "created True" in first.output
     assert "found False" in second.output
-    assert Path("/proc/sysvipc/shm").read_text().splitlines()[1:] == before
+    assert _segments(SHM_KEY) == before
+
+
+def _segments(key: int) -> list[str]:
+    """The machine's System V shared memory segments of this key (a concurrent test or suite
+    may make and remove others meanwhile)."""
+    lines = Path("/proc/sysvipc/shm").read_text().splitlines()
+    column = lines[0].split().index("key")
+    return [line for line in lines[1:] if int(line.split()[column]) == key]
 
 
 def test_memory_is_bounded_for_the_whole_submission(tmp_path):
