@@ -28,6 +28,27 @@ CHROMIUM_INSTALL = "apt-get update && apt-get install -y chromium chromium-drive
 says it."""
 
 
+WORKERS_PER_CPU = 2
+"""pytest-xdist workers per CPU (`-n auto` in pyproject.toml): most tests wait for a worker,
+a kernel or a subprocess to start or to reach a time limit, so two per CPU keep the CPUs busy."""
+
+
+def pytest_xdist_auto_num_workers(config):
+    """How many workers `-n auto` starts: `WORKERS_PER_CPU` for each CPU this process may use."""
+    return WORKERS_PER_CPU * len(os.sched_getaffinity(0))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that share a module-scoped fixture (a built wheel, a graded class, a cluster) run
+    in one pytest-xdist worker, which builds it once (`--dist loadgroup`); the others go to
+    whichever worker is free."""
+    for item in items:
+        fixtures = getattr(item, "_fixtureinfo", None)
+        if fixtures and any(defs[-1].scope == "module"
+                            for defs in fixtures.name2fixturedefs.values()):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
 @pytest.fixture
 def fresh_registry():
     """The registry read afresh before and after the test (for tests that declare
