@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import os
-import re
 import shutil
 import time
 from pathlib import Path
@@ -12,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from grader.course import references, registry
-from grader.sandbox import users
 
 # The helpers assert as tests do; their failures should read as the tests' own.
 pytest.register_assert_rewrite("tests.helpers")
@@ -26,6 +26,27 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run
 CHROMIUM_INSTALL = "apt-get update && apt-get install -y chromium chromium-driver"
 """What installs the browser (Debian's chromium and chromium-driver): a skipped browser test
 says it."""
+
+
+WORKERS_PER_CPU = 2
+"""pytest-xdist workers per CPU (`-n auto` in pyproject.toml): most tests wait for a worker,
+a kernel or a subprocess to start or to reach a time limit, so two per CPU keep the CPUs busy."""
+
+
+def pytest_xdist_auto_num_workers(config):
+    """How many workers `-n auto` starts: `WORKERS_PER_CPU` for each CPU this process may use."""
+    return WORKERS_PER_CPU * len(os.sched_getaffinity(0))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that share a module-scoped fixture (a built wheel, a graded class, a cluster) run
+    in one pytest-xdist worker, which builds it once (`--dist loadgroup`); the others go to
+    whichever worker is free."""
+    for item in items:
+        fixtures = getattr(item, "_fixtureinfo", None)
+        if fixtures and any(defs[-1].scope == "module"
+                            for defs in fixtures.name2fixturedefs.values()):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
 @pytest.fixture
@@ -89,46 +110,97 @@ def browser(tmp_path):
     session.quit()
 
 
+PR_SET_CHILD_SUBREAPER = 36
+
+
 def processes() -> set[int]:
     """Every process id on the machine now."""
     return {int(name) for name in os.listdir("/proc") if name.isdigit()}
 
 
-def _alive(pid: int) -> bool:
+def _stat(pid: int) -> tuple[str, int] | None:
+    """The state letter and the parent of `pid`, or None once it is gone."""
     try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
+        with open(f"/proc/{pid}/stat") as stream:
+            fields = stream.read().rsplit(")", 1)[1].split()
+        return fields[0], int(fields[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
-def _ours(pid: int) -> bool:
-    """Whether `pid` came from a grader: it runs in another PID namespace (every sandbox has
-    its own), as a sandbox uid, or with the grader on its command line. Other processes the
-    machine starts meanwhile (a concurrent build, a cron job) are not ours to count."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as stream:
-            command = stream.read()
-        # A grader of another checkout (a second suite running beside this one) is not ours.
-        booted = re.search(rb"sys\.path\.insert\(0, '([^']*)'\)", command)
-        if booted and booted.group(1) != str(ROOT).encode():
-            return False
-        if os.readlink(f"/proc/{pid}/ns/pid") != os.readlink("/proc/self/ns/pid"):
-            return True
-        if os.stat(f"/proc/{pid}").st_uid in users.SANDBOX_UIDS:
-            return True
-        return b"grader" in command
-    except OSError:
-        return False
+def descendants(root: int) -> dict[int, str]:
+    """Every process under `root` now, with its state letter."""
+    parents: dict[int, list[int]] = {}
+    states: dict[int, str] = {}
+    for pid in processes():
+        found = _stat(pid)
+        if found:
+            states[pid] = found[0]
+            parents.setdefault(found[1], []).append(pid)
+    below: dict[int, str] = {}
+    todo = [root]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            if child not in below:
+                below[child] = states[child]
+                todo.append(child)
+    return below
 
 
-def survivors(before: set[int], grace: float = 5.0) -> list[int]:
-    """Processes a grader started since `before` that are still alive after a short grace
-    period (a dying PID namespace takes a moment to reap its members)."""
-    deadline = time.monotonic() + grace
-    while True:
-        alive = [pid for pid in processes() - before
-                 if pid != os.getpid() and _alive(pid) and _ours(pid)]
-        if not alive or time.monotonic() > deadline:
-            return alive
-        time.sleep(0.1)
+class OwnProcesses:
+    """The processes a test started (`with OwnProcesses() as own:`, or the `own_processes`
+    fixture), and only those: what a second suite, another pytest worker or the machine
+    starts meanwhile is never counted.
+
+    While the test runs, the test process is a child subreaper (prctl): a process whose parent
+    dies is handed to it instead of to PID 1, so everything the test started, even a daemon
+    that forked twice, escaped its session or outlived the grader that started it, stays below
+    it. Every sandbox's PID namespace has its init below it too, so its members are below it as
+    well."""
+
+    def __init__(self) -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        self._prctl = libc.prctl
+        if self._prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+        self.before = set(descendants(os.getpid()))
+
+    def started(self) -> set[int]:
+        """The processes below this one that the test started and that are still alive."""
+        return {pid for pid, state in descendants(os.getpid()).items()
+                if pid not in self.before and state not in ("Z", "X")}
+
+    def survivors(self, grace: float = 15.0) -> list[int]:
+        """The processes the test started that are still alive after a grace period (a dying
+        PID namespace takes a moment to reap its members; a busy machine takes longer). The
+        grace is waited only while some are alive."""
+        deadline = time.monotonic() + grace
+        while True:
+            alive = sorted(self.started())
+            if not alive or time.monotonic() > deadline:
+                return alive
+            time.sleep(0.1)
+
+    def __enter__(self) -> OwnProcesses:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop adopting, and reap the zombies of processes adopted meanwhile: their parents
+        are gone, so no one else will, and a later test that counts this process's zombies
+        would find them."""
+        self._prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+        for pid, state in descendants(os.getpid()).items():
+            if state == "Z" and pid not in self.before and _stat(pid) == ("Z", os.getpid()):
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, os.WNOHANG)
+
+
+@pytest.fixture
+def own_processes():
+    """The processes the test starts (`OwnProcesses`): `own_processes.survivors()` lists
+    those still alive."""
+    with OwnProcesses() as own:
+        yield own

@@ -24,7 +24,7 @@ from grader.results import CellStatus, ResultStatus
 from grader.sandbox import isolation, users
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import SandboxConfig, Session
-from tests.conftest import ROOT, processes, survivors
+from tests.conftest import ROOT
 from tests.helpers.honest import HONEST, HONEST_SCORE
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=3, call_timeout=3, memory_mb=1024))
@@ -248,7 +248,7 @@ def causal_self_attention(X, W_q, W_k, W_v):
     assert "::error::pwned" in out.getvalue()
 
 
-def test_a_fork_bomb_is_contained_and_leaves_nothing(tmp_path):
+def test_a_fork_bomb_is_contained_and_leaves_nothing(tmp_path, own_processes):
     bomb = '''
 import os
 for _ in range(12):     # bounded even if every limit failed: at most 4096 processes
@@ -257,28 +257,26 @@ for _ in range(12):     # bounded even if every limit failed: at most 4096 proce
     except OSError:
         break
 '''
-    before = processes()
     result = grade(tmp_path, bomb)
     assert result.score == HONEST_SCORE
-    assert survivors(before) == []
+    assert own_processes.survivors() == []
 
 
-def test_killing_the_grader_kills_the_student_code_too(tmp_path):
+def test_killing_the_grader_kills_the_student_code_too(tmp_path, own_processes):
     source = tmp_path / "spin_attention_basics.py"
     source.write_text("while True:\n    pass\n")
-    before = processes()
     grader = subprocess.Popen([sys.executable, "-m", "grader", "run", str(source),
                                "--timeout", "120"], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not any(
             "grader.sandbox.inside.startup" in _cmdline(pid) and _cpu_seconds(pid) > 0.5
-            for pid in processes() - before):
+            for pid in own_processes.started()):
         time.sleep(0.1)  # until the worker is inside the endless loop
     assert time.monotonic() < deadline
     grader.kill()
     grader.wait()
-    assert survivors(before) == []
+    assert own_processes.survivors() == []
 
 
 def _cmdline(pid: int) -> str:
@@ -340,16 +338,17 @@ def test_a_link_to_the_solution_is_never_graded_as_the_students_work(tmp_path):
         "carol/hw.py: is a symbolic link; the grader reads only files handed in as they are"])
 
 
-SHM = '''
+SHM_KEY = 0x5EC2E7
+SHM = f'''
 import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 libc.shmat.restype = ctypes.c_void_p
-KEY = 0x5EC2E7
+KEY = {SHM_KEY}
 '''
 
 
 def test_sysv_shared_memory_dies_with_the_submission(tmp_path):
-    before = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
+    before = _segments(SHM_KEY)
     writer = SHM + '''
 segment = libc.shmget(KEY, 4096, 0o1666)  # IPC_CREAT | rw for everybody
 address = libc.shmat(segment, None, 0)
@@ -364,7 +363,15 @@ print("found", segment >= 0)
     second = grade(tmp_path, reader, "b_attention_basics.py")
     assert "created True" in first.output
     assert "found False" in second.output
-    assert Path("/proc/sysvipc/shm").read_text().splitlines()[1:] == before
+    assert _segments(SHM_KEY) == before
+
+
+def _segments(key: int) -> list[str]:
+    """The machine's System V shared memory segments of this key (a concurrent test or suite
+    may make and remove others meanwhile)."""
+    lines = Path("/proc/sysvipc/shm").read_text().splitlines()
+    column = lines[0].split().index("key")
+    return [line for line in lines[1:] if int(line.split()[column]) == key]
 
 
 def test_memory_is_bounded_for_the_whole_submission(tmp_path):
@@ -523,7 +530,7 @@ def test_a_worker_confined_less_than_the_machine_offered_is_refused(tmp_path, mo
     assert "student code ran" not in out.getvalue()
 
 
-def test_the_kernel_engine_is_confined_like_the_fast_one(tmp_path):
+def test_the_kernel_engine_is_confined_like_the_fast_one(tmp_path, own_processes):
     probe = '''
 import os, subprocess, sys
 def look(path):
@@ -545,7 +552,6 @@ print("CHILD", child)
 '''
     path = tmp_path / "kernel_attention_basics.py"
     path.write_text(HONEST + probe)
-    before = processes()
     # A generous statement limit: on a loaded machine, starting the child may take seconds.
     limits = dataclasses.replace(OPTIONS.limits, cell_timeout=30)
     result = grading.grade(path, registry.get("attention_basics"),
@@ -559,7 +565,7 @@ print("CHILD", child)
     assert report["repo"] == ["grader"]
     assert report["solutions"] == report["git"] == "FileNotFoundError"
     assert "CHILD" in result.output  # the escaped child was started, and died with the kernel
-    assert survivors(before) == []
+    assert own_processes.survivors() == []
 
 
 def test_a_huge_integer_is_a_wrong_answer_not_a_grader_failure(tmp_path):

@@ -60,7 +60,7 @@ def test_a_missing_browser_is_a_skip_with_the_command_and_a_failure_in_ci():
 
     env = {key: value for key, value in os.environ.items() if key != "CI"}
     env["PATH"] = "/nonexistent"  # no chromium, no chromedriver
-    command = [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+    command = [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-n", "0",
                f"{__file__}::test_report_of_a_failing_submission_shows_score_diagnosis_and_"
                "heatmaps"]
     done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)

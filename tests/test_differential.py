@@ -44,7 +44,7 @@ from grader.sandbox.session import Engine
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = ("attention_basics", "udl_attention")
 NOTEBOOKS = 12
-LIMITS = Limits(cell_timeout=10, call_timeout=2, memory_mb=1024)
+LIMITS = Limits(cell_timeout=10, call_timeout=4, memory_mb=1024)
 HEADER = "import numpy as np\nimport sys\nimport warnings"
 
 # ----------------------------------------------------------------------------- habits in code

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from grader.cli import app, parse, run
-from tests.conftest import ROOT, processes, survivors
+from tests.conftest import ROOT
 
 BATCH = ["batch", "subs", "--assignment", "udl_attention", "--out", "graded"]
 
@@ -65,14 +65,13 @@ def test_a_command_line_that_does_not_grade_starts_nothing(argv, code, printed, 
     assert started == []
 
 
-def test_a_command_that_stops_early_leaves_no_zygote_behind(tmp_path):
-    before = processes()
+def test_a_command_that_stops_early_leaves_no_zygote_behind(tmp_path, own_processes):
     done = subprocess.run([sys.executable, "-m", "grader", "run", str(tmp_path / "none.ipynb"),
                            "--assignment", "udl_attention"], capture_output=True, text=True,
                           cwd=ROOT, timeout=120)
     assert done.returncode == 1, done.stderr
     assert "none.ipynb" in done.stdout + done.stderr
-    assert survivors(before) == []
+    assert own_processes.survivors() == []
 
 
 def test_the_entry_point_parses_before_it_imports_the_grading_machinery():

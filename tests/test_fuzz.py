@@ -221,7 +221,7 @@ def test_notebook_globals_and_fingerprints_never_raise_and_finish_quickly(tmp_pa
     path = tmp_path / "fuzz.ipynb"
     path.write_text(json.dumps(_code_cells(cells)))
     submission = loading.load(path)
-    started = time.monotonic()
+    started = time.process_time()  # this process's work: a busy machine does not count
 
     def analyse():
         return (notebook_globals.globals_read(submission, ["softmax", "f"]),
@@ -229,7 +229,7 @@ def test_notebook_globals_and_fingerprints_never_raise_and_finish_quickly(tmp_pa
                 fingerprint.fingerprints(submission, ["softmax", "f"]))
 
     reads, numbers, prints = _frames_left(700, analyse)
-    assert time.monotonic() - started < 2.0
+    assert time.process_time() - started < 2.0
     assert set(reads) == set(prints) == {"softmax", "f"}
     assert all(math.isfinite(v) for v in numbers.values())
     assert all(math.isfinite(v) for found in reads.values() for values in found.values()

@@ -12,14 +12,14 @@ from grader.pipeline import grading
 from grader.results import CellStatus, CheckStatus, ResultStatus
 from grader.sandbox import isolation, zygote
 from grader.sandbox.kernel import KernelTransport
-from tests.conftest import ROOT, processes, survivors
-from tests.helpers.corpus import CORPUS, EXPECTED, FAST, grade
+from tests.conftest import ROOT
+from tests.helpers.corpus import CORPUS, EXPECTED, FAST, grade, graded
 
 
 @pytest.mark.parametrize("relative", sorted(EXPECTED))
 def test_corpus_scores_and_cells(relative):
     score, cells = EXPECTED[relative]
-    result = grade(relative)
+    result = graded(relative)
     assert result.status is ResultStatus.GRADED
     assert result.score == pytest.approx(score, abs=1e-6)
     assert {c.index: c.status.value for c in result.problem_cells} == cells
@@ -29,18 +29,18 @@ def test_corpus_scores_and_cells(relative):
 
 
 def test_memory_hog_is_stopped_by_the_memory_limit():
-    result = grade("attention_basics/fault_memory_hog.ipynb")
+    result = graded("attention_basics/fault_memory_hog.ipynb")
     assert "MemoryError" in result.problem_cells[0].message
 
 
 def test_print_flood_is_capped():
-    result = grade("attention_basics/fault_print_flood.ipynb")
+    result = graded("attention_basics/fault_print_flood.ipynb")
     assert len(result.output) < FAST.limits.output_bytes + 200
     assert result.output.endswith("more bytes of output were dropped")
 
 
 def test_fake_score_printed_before_os_exit_changes_nothing():
-    result = grade("attention_basics/fault_os_exit.ipynb")
+    result = graded("attention_basics/fault_os_exit.ipynb")
     assert "Score: 10/10 All tests passed" in result.output
     assert result.problem_cells[0].message.startswith("line 3: the interpreter exited with code 0")
     assert "only this statement was lost" in result.problem_cells[0].message
@@ -48,7 +48,7 @@ def test_fake_score_printed_before_os_exit_changes_nothing():
 
 def test_a_statement_that_sends_itself_sigterm_is_killed_by_it():
     # The worker is PID 1 of its namespace, which the signal would leave running.
-    result = grade("attention_basics/fault_self_sigterm.ipynb")
+    result = graded("attention_basics/fault_self_sigterm.ipynb")
     assert [(c.index, c.status, c.message) for c in result.problem_cells] == [
         (2, CellStatus.CRASHED, "line 5: the interpreter was stopped by SIGTERM (exit code 143), "
          "while it ran; only this statement was lost")]
@@ -56,28 +56,28 @@ def test_a_statement_that_sends_itself_sigterm_is_killed_by_it():
 
 
 def test_an_nbformat_2_notebook_is_upgraded_and_keeps_its_cell_positions():
-    result = grade("attention_basics/nbformat2.ipynb")
+    result = graded("attention_basics/nbformat2.ipynb")
     assert [(c.index, c.status, c.message) for c in result.problem_cells] == [
         (5, CellStatus.ERROR, "line 2: NameError: name 'undefined_name' is not defined")]
     assert result.output == "[0.26894142 0.73105858]\n"
 
 
 def test_display_handles_update_and_clear_as_in_a_notebook():
-    result = grade("attention_basics/display_handles.ipynb")
+    result = graded("attention_basics/display_handles.ipynb")
     assert result.problem_cells == ()
     assert result.output == "handles: DisplayHandle weights\nstep 0\nstep 1\nstep 2\ndone\n"
 
 
 def test_segfault_costs_only_its_statement():
-    result = grade("attention_basics/fault_segfault.ipynb")
+    result = graded("attention_basics/fault_segfault.ipynb")
     assert "SIGSEGV" in result.problem_cells[0].message
 
 
 def test_call_faults_stay_in_their_own_exercise():
-    result = grade("attention_basics/call_faults.py")
+    result = graded("attention_basics/call_faults.py")
     by_name = {e.name: e for e in result.exercises}
     assert by_name["softmax"].status is CheckStatus.TIMEOUT
-    assert by_name["softmax"].checks[0].message == "did not return within 2 s"
+    assert by_name["softmax"].checks[0].message == "did not return within 4 s"
     assert by_name["qkv_projections"].checks[0].message == \
         "crashed: the process exited with code 3 before answering"
     assert "SIGSEGV" in by_name["causal_mask"].checks[0].message
@@ -86,15 +86,14 @@ def test_call_faults_stay_in_their_own_exercise():
     assert by_name["scaled_dot_product_attention"].status is CheckStatus.PASSED
 
 
-def test_no_process_of_the_submission_outlives_its_grading():
-    before = processes()
+def test_no_process_of_the_submission_outlives_its_grading(own_processes):
     result = grade("attention_basics/fault_forked_children.ipynb")
     assert result.score == 10.0
-    assert survivors(before) == []
+    assert own_processes.survivors() == []
 
 
 def test_seed002_multihead_fails_the_seed_case_and_the_scaled_one_only_where_d_differs():
-    result = grade("udl_attention/seed002.ipynb")
+    result = graded("udl_attention/seed002.ipynb")
     by_name = {e.name: e for e in result.exercises}
     assert by_name["self_attention"].status is CheckStatus.PASSED
     scaled = by_name["scaled_dot_product_self_attention"]  # np.sqrt(D), the global
@@ -109,7 +108,7 @@ def test_seed002_multihead_fails_the_seed_case_and_the_scaled_one_only_where_d_d
 
 def test_scaled_attention_of_seed002_passes_only_in_the_state_after_its_cell():
     # The seed reads the global D, which the multi-head cell later sets to 8.
-    result = grade("udl_attention/seed002.ipynb")
+    result = graded("udl_attention/seed002.ipynb")
     scaled = next(e for e in result.exercises if e.name == "scaled_dot_product_self_attention")
     late = {c.name for c in scaled.checks if "passes right after the cell that defines it"
             in c.caution}
@@ -200,28 +199,51 @@ def problems(result) -> list[tuple[int, str, list[int]]]:
 
 
 def test_problems_reads_the_lines_of_every_note():
-    result = grade("attention_basics/vectorised_with_magics.ipynb")
+    result = graded("attention_basics/vectorised_with_magics.ipynb")
     assert problems(result) == [(2, "skipped", [2]), (3, "skipped", [1]), (7, "skipped", [1])]
-    assert problems(grade("attention_basics/after_broken_cell.ipynb")) == [
+    assert problems(graded("attention_basics/after_broken_cell.ipynb")) == [
         (1, "error", []), (2, "error", [2]), (3, "error", [1])]
 
 
+def outcome(result) -> tuple:
+    """What the engines must agree on: the status, each exercise's score, and the cells that
+    did not run cleanly with the lines their messages name."""
+    return result.status, [(e.name, e.score) for e in result.exercises], problems(result)
+
+
+SHOWN_ELSEWHERE = {
+    "attention_basics/loops.py": "test_differential (every notebook holds the reference "
+                                 "functions, graded by both engines)",
+    "udl_attention/loops.ipynb": "test_differential (udl_attention's notebooks)",
+    "udl_attention/vectorised.py": "test_kernel_engine_is_confined_like_the_fast_one below",
+    "attention_basics/unstable_softmax.py": "test_differential (the naive-softmax variant)",
+    # The kernel engine runs the cells the loader made, never the file: old formats are the
+    # loader's (test_loading::test_old_notebook_formats_are_upgraded_by_nbformat).
+    "attention_basics/nbformat2.ipynb": "test_engines::test_error_lines_count_from_the_start_"
+                                        "of_the_cell[kernel] (a NameError's line)",
+    "attention_basics/nbformat3.ipynb": "test_loading",
+    "attention_basics/display_handles.ipynb": "test_engines::test_display_handles_work_as_in_"
+                                              "ipython[kernel]",
+    "attention_basics/fault_self_sigterm.ipynb": "test_engines::test_a_process_that_signals_"
+                                                 "itself_dies_of_it[kernel]",
+    "attention_basics/fault_sys_exit.ipynb": "test_engines::test_error_lines_count_from_the_"
+                                             "start_of_the_cell[kernel] (sys.exit in a cell)",
+}
+"""Corpus files whose grading by the kernel engine another test already compares with the
+fast engine's, and where."""
+
+
 @pytest.mark.slow
-def test_both_engines_give_the_whole_corpus_the_same_scores():
-    differences = []
-    for relative in sorted(EXPECTED):
-        fast, kernel = grade(relative), grade(relative, KERNEL)
-        outcomes = [(r.status, [(e.name, e.score) for e in r.exercises], problems(r))
-                    for r in (fast, kernel)]
-        if outcomes[0] != outcomes[1]:
-            differences.append((relative, *outcomes))
-    assert differences == []
+@pytest.mark.parametrize("relative", sorted(set(EXPECTED) - set(SHOWN_ELSEWHERE)))
+def test_the_kernel_engine_grades_the_corpus_as_the_fast_one(relative):
+    assert outcome(grade(relative, KERNEL)) == outcome(graded(relative))
 
 
 def test_kernel_engine_is_confined_like_the_fast_one():
     relative = "udl_attention/vectorised.py"
-    kernel, fast = grade(relative, KERNEL), grade(relative)
+    kernel, fast = grade(relative, KERNEL), graded(relative)
     assert kernel.score == fast.score == 10.0
+    assert outcome(kernel) == outcome(fast)
     assert (kernel.worker, fast.worker) == ("kernel", "zygote")
     # The same confinement; only the sentence that says how the worker started differs.
     assert kernel.isolation.replace(KernelTransport.started, zygote.STARTED) == fast.isolation

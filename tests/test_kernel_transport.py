@@ -24,7 +24,7 @@ import pytest
 from grader.course import registry
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits
-from tests.conftest import processes, survivors
+from tests.conftest import OwnProcesses
 from tests.helpers.honest import HONEST, HONEST_SCORE
 from tests.helpers.memory import reset_peak, resident_mb
 
@@ -68,12 +68,12 @@ def secrets_outside(tmp_path):
 def grade(tmp_path, attack: str, options: grading.Options = OPTIONS) -> grading.Result:
     path = tmp_path / "kernel_attention_basics.py"
     path.write_text(HONEST + "\n" + PLANT + "\n" + attack)
-    before = processes()
-    started = time.monotonic()
-    result = grading.grade(path, BASICS, options)
-    # Within the submission's limit, and the few seconds a last call may take past it.
-    assert time.monotonic() - started < options.limits.submission_timeout + 10
-    assert survivors(before) == []
+    with OwnProcesses() as own:
+        started = time.monotonic()
+        result = grading.grade(path, BASICS, options)
+        # Within the submission's limit, and the few seconds a last call may take past it.
+        assert time.monotonic() - started < options.limits.submission_timeout + 10
+        assert own.survivors() == []
     return result
 
 

@@ -215,9 +215,9 @@ def test_many_definitions_after_many_globals_take_linear_time(make_submission):
     source = (", ".join(names) + " = " + ", ".join("1" for _ in names) + "\n"
               + "def f(X):\n  return X * g7\n" * 4000)
     submission = loading.load(make_submission(source))
-    started = time.monotonic()
+    started = time.process_time()  # this process's work: a busy machine does not count
     assert notebook_globals.globals_read(submission, ["f"]) == {"f": {"g7": (1.0,)}}
-    assert time.monotonic() - started < 2.0
+    assert time.process_time() - started < 2.0
 
 
 def test_a_notebook_of_hostile_expressions_is_graded(make_submission, default_recursion_limit):

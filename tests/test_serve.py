@@ -20,7 +20,7 @@ import pytest
 from grader.cli import serve_command, served
 from grader.course import registry
 from grader.course.layout import ENV_ASSIGNMENTS
-from tests.conftest import ROOT, processes, survivors
+from tests.conftest import ROOT
 from tests.helpers.command import run
 
 NOTEBOOK = "tests/corpus/udl_attention/loops.ipynb"
@@ -125,7 +125,7 @@ def test_the_registry_is_read_again_when_a_declaration_changes(tmp_path, monkeyp
     assert registry.assignments.cache_info().currsize == 0
 
 
-def test_a_served_run_prints_and_writes_what_a_run_alone_does(tmp_path):
+def test_a_served_run_prints_and_writes_what_a_run_alone_does(tmp_path, own_processes):
     runtime = tmp_path / "runtime"
     runtime.mkdir(mode=0o700)
     client = tmp_path / "client"  # the client's folder: relative paths are read from it
@@ -133,7 +133,6 @@ def test_a_served_run_prints_and_writes_what_a_run_alone_does(tmp_path):
     shutil.copy(ROOT / NOTEBOOK, client / "loops.ipynb")
     here = ["run", "--assignment", "udl_attention", "loops.ipynb"]
     env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}
-    before = processes()
     alone = subprocess.run([sys.executable, "-m", "grader", *here, "--json", "alone.json"],
                            capture_output=True, text=True, cwd=client,
                            env={**env, "XDG_RUNTIME_DIR": str(tmp_path / "none"),
@@ -168,4 +167,4 @@ def test_a_served_run_prints_and_writes_what_a_run_alone_does(tmp_path):
     assert checked.returncode == 1 and "missing.ipynb" in checked.stdout + checked.stderr
     assert "grade: interrupted" in rest and server.returncode == 130
     assert list((runtime / "attention-grader").iterdir()) == []  # its socket is gone
-    assert survivors(before) == []
+    assert own_processes.survivors() == []

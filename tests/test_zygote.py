@@ -20,7 +20,7 @@ from grader.sandbox.session import SandboxConfig, Session
 from grader.sandbox.spares import READY_PER_KIND, Spares
 from grader.sandbox.transport import WorkerStart
 
-from .conftest import processes, survivors
+from .conftest import processes
 
 LIMITS = Limits(cell_timeout=5, call_timeout=5, memory_mb=1024)
 PRELOAD = ("numpy",)
@@ -58,8 +58,8 @@ def grade(make_submission, cells, name):
     return results, output, described, POOL[0].client(isolation.offered(), PRELOAD).zygote_pid
 
 
-def test_files_and_processes_of_one_submission_are_gone_for_the_next(make_submission):
-    before = processes()
+def test_files_and_processes_of_one_submission_are_gone_for_the_next(make_submission,
+                                                                    own_processes):
     first = ['''
 import os, time
 open("/tmp/left-behind", "w").write("A was here")
@@ -87,13 +87,13 @@ print("processes", sorted(int(p) for p in os.listdir("/proc") if p.isdigit()))
     assert "processes [1]" in output_b  # nothing of A's, nothing of the zygote's
     # A's sleeper died with A's PID namespace, and the zygote keeps no child but the spare
     # workers started ahead for the next submissions (`spares`), which ran nothing.
-    # (`conftest.survivors` would also count the zygote and another grader's workers.)
+    # (`own_processes.survivors()` would also count the zygote and the spares.)
     namespace = output_a.split("forked in ")[1].split()[0]
     assert _members(namespace) == []
     spares = POOL[0].keep("spares", Spares)
     deadline = time.monotonic() + 5  # A's worker is put away in the background
     while True:
-        others = [pid for pid in survivors(before, grace=0)
+        others = [pid for pid in own_processes.started()
                   if _parent(pid) == zygote_a and pid not in spares.waiting()]
         if not others or time.monotonic() > deadline:
             break

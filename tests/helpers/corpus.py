@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+
 from grader.course import registry
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits
 from tests.conftest import ROOT
 
 CORPUS = ROOT / "tests" / "corpus"
-FAST = grading.Options(limits=Limits(cell_timeout=2, call_timeout=2, memory_mb=1024))
+FAST = grading.Options(limits=Limits(cell_timeout=4, call_timeout=4, memory_mb=1024))
 
 # submission -> (score, {cell index: status}) ; cells not listed ran cleanly.
 EXPECTED = {
@@ -43,3 +45,10 @@ def grade(relative: str, options: grading.Options = FAST):
     """Grade the corpus file at `relative` for the assignment its folder is named after."""
     path = CORPUS / relative
     return grading.grade(path, registry.get(path.parent.name), options)
+
+
+@functools.cache
+def graded(relative: str) -> grading.Result:
+    """`grade(relative)` with `FAST`, done once per run: a result is frozen, so the tests that
+    read the same file's grading share one."""
+    return grade(relative)
