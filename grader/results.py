@@ -289,10 +289,12 @@ class Result:
     @property
     def timed(self) -> bool:
         """Whether a student-facing report may say how long grading took: not once hidden
-        cases ran, since a submission can time its hidden calls to spell out their inputs
-        (the instructor's views always say it)."""
-        return not any(check.visibility is Visibility.HIDDEN
-                       for exercise in self.exercises for check in exercise.checks)
+        cases ran, nor when the grader failed (perhaps after them), since a submission can
+        time its hidden calls to spell out their inputs (the instructor's views always say
+        it)."""
+        return not self.grader_failed and not any(
+            check.visibility is Visibility.HIDDEN
+            for exercise in self.exercises for check in exercise.checks)
 
     @property
     def problem_cells(self) -> tuple[CellResult, ...]:

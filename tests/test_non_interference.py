@@ -333,3 +333,40 @@ def test_a_hidden_number_in_a_message_is_caught(worlds, zygotes, make_submission
     assert skeleton(first) == skeleton(second)
     assert differences(student_views(first, path, tmp_path),
                        student_views(second, path, tmp_path))
+
+
+DEADLINE = '''
+import time
+import numpy as np
+
+time.sleep(3)
+
+
+def _hang():
+    while True:
+        try:
+            time.sleep(100)
+        except BaseException:
+            pass
+
+
+def softmax(x):
+    if np.asarray(x).ndim == 3:  # the hidden case three-dims: a choice a hidden input can make
+        _hang()
+    return np.full((1,), 7.0)
+'''
+
+
+def test_a_hidden_call_past_the_submissions_time_limit_is_a_verdict_not_a_failure(
+        make_submission, zygotes):
+    """A hidden call that runs past the submission's time limit made the worker's restart
+    fail, and the grading with it: a bit its inputs could choose. It is a time-out."""
+    path = make_submission(DEADLINE, name="deadline")
+    options = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5,
+                                            submission_timeout=5), zygotes=zygotes)
+    result = grading.grade(path, registry.get("attention_basics"), options)
+    assert result.status.value == "graded" and not result.grader_failed
+    (softmax,) = [e for e in result.exercises if e.name == "softmax"]
+    verdicts = {c.name: c.verdict.value for c in softmax.checks}
+    assert verdicts["three-dims"] == "timed out"
+    assert set(verdicts.values()) <= {"wrong shape", "timed out"}

@@ -323,9 +323,10 @@ class Session:
         refused as the grader reads it, and dropped a chunk at a time (the call's error).
         The worker is never told `max_bytes`: it is derived from the expected outputs.
         """
+        used_up = CallOutcome(Verdict.TIMED_OUT, message="not run: the submission's time "
+                              f"limit of {self.limits.submission_timeout:g} s was used up")
         if time.monotonic() > self.deadline:
-            return CallOutcome(Verdict.TIMED_OUT, message="not run: the submission's time "
-                               f"limit of {self.limits.submission_timeout:g} s was used up")
+            return used_up
         header = {"op": "call", "name": name, "kind": kind, "tensors": tensors,
                   "timeout": self.limits.call_timeout, "at": at, "group": group,
                   "fresh": fresh or self.config.fork_every_call}
@@ -337,6 +338,13 @@ class Session:
                 self._ensure_worker()
                 reply, value = self._request(header, {"args": list(args), "init": init},
                                              self.limits.call_timeout + GRACE_S + 1, max_bytes)
+            except SandboxError:
+                # A worker restarted after the submission's time ran out cannot say hello in
+                # time: that is the submission's time-out, never the grader's failure (which
+                # a hidden call could otherwise choose to cause, as a bit of its inputs).
+                if time.monotonic() > self.deadline:
+                    return used_up
+                raise
             except WorkerLost as lost:
                 if lost.in_sync:  # the call answered, with data that is not numbers
                     return CallOutcome(
