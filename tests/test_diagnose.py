@@ -285,7 +285,7 @@ def test_seed002_as_written_is_diagnosed_with_transposed_weights():
     assert [(c.name, c.diagnosis.id) for c in scaled.checks if not c.passed] == \
         [("wide", "uses-global")]
     wide = next(c for c in scaled.checks if c.name == "wide")
-    assert "reads the notebook's global D = 4, where X.shape[0] is 6" in wide.diagnosis.message
+    assert "reads the notebook's global D = 4, where X.shape[0] is 6" in wide.detail
 
 
 @pytest.mark.parametrize("name", ["attention_basics", "udl_attention", "torch_attention"])

@@ -8,8 +8,8 @@ import nbformat
 import pytest
 
 from grader.course import registry
-from grader.pipeline import grading
-from grader.results import CellStatus, CheckStatus, ResultStatus
+from grader.pipeline import grading, vocabulary
+from grader.results import CellStatus, CheckStatus, ResultStatus, Verdict
 from grader.sandbox import isolation, zygote
 from grader.sandbox.kernel import KernelTransport
 from tests.conftest import ROOT
@@ -110,10 +110,10 @@ def test_scaled_attention_of_seed002_passes_only_in_the_state_after_its_cell():
     # The seed reads the global D, which the multi-head cell later sets to 8.
     result = graded("udl_attention/seed002.ipynb")
     scaled = next(e for e in result.exercises if e.name == "scaled_dot_product_self_attention")
-    late = {c.name for c in scaled.checks if "passes right after the cell that defines it"
-            in c.caution}
-    # With one token every scale gives the same weights, so that case passes at the end too.
-    assert late == {"notebook-example", "five-tokens", "large-scores"}
+    late = {c.name for c in scaled.checks if c.caution}
+    # The public example passes only right after its cell, so every hidden case is asked
+    # there, once (one token passes anywhere: every scale gives the same weights).
+    assert late == {"notebook-example", "five-tokens", "large-scores", "one-token"}
 
 
 @pytest.mark.parametrize("name", ["attention_basics", "udl_attention", "torch_attention"])
@@ -130,8 +130,11 @@ def test_every_solution_scores_full_marks_and_every_stub_zero(name):
         assert result.score == 0.0
         written = [e for e in result.exercises if not assignment.exercise(e.name).provided]
         assert all(e.status is CheckStatus.ERROR for e in written)
-        assert all(c.message.startswith("not implemented yet") and
-                   c.diagnosis.id == "unattempted" for e in written for c in e.checks)
+        assert all(c.diagnosis.id == "unattempted" for e in written for c in e.checks)
+        assert all(c.message.startswith("not implemented yet") if c.visibility.value ==
+                   "public" else c.message == vocabulary.message(
+                       Verdict.RAISED, "NotImplementedError", True)
+                   for e in written for c in e.checks)
         given = [e for e in result.exercises if assignment.exercise(e.name).provided]
         assert all(e.max_score == 0.0 and e.checks[0].passed for e in given)
 

@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -27,10 +28,18 @@ NOTEBOOK = "tests/corpus/udl_attention/loops.ipynb"
 RUN = ["run", "--assignment", "udl_attention", NOTEBOOK]
 
 
+def _short(tmp_path: Path) -> Path:
+    """A private folder of this test's own with a short path: a socket's path must fit in
+    108 bytes, which pytest's folders under a pytest-xdist worker may not leave room for."""
+    runtime = Path(tempfile.mkdtemp(prefix="ag-")) / "run"
+    runtime.mkdir(mode=0o700)
+    (tmp_path / "runtime").symlink_to(runtime)  # found where the test's files are
+    return runtime
+
+
 def _runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A private runtime folder of this test's own; the folder of the socket in it."""
-    runtime = tmp_path / "runtime"
-    runtime.mkdir(mode=0o700)
+    runtime = _short(tmp_path)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     return runtime / "attention-grader"
 
@@ -126,8 +135,7 @@ def test_the_registry_is_read_again_when_a_declaration_changes(tmp_path, monkeyp
 
 
 def test_a_served_run_prints_and_writes_what_a_run_alone_does(tmp_path, own_processes):
-    runtime = tmp_path / "runtime"
-    runtime.mkdir(mode=0o700)
+    runtime = _short(tmp_path)
     client = tmp_path / "client"  # the client's folder: relative paths are read from it
     client.mkdir()
     shutil.copy(ROOT / NOTEBOOK, client / "loops.ipynb")

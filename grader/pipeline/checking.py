@@ -26,6 +26,9 @@ REPLY_FLOOR = 1 << 20
 REPLY_FACTOR = 16
 LATE = ("passes right after the cell that defines it, but not at the end of the notebook: a "
         "later cell changes something it uses")
+LATE_HIDDEN = ("checked right after the cell that defines it, where its public example passes "
+               "and the end of the notebook does not: a later cell changes something it uses")
+"""The caution of a hidden case asked where the public cases chose (`grade_calls`)."""
 
 
 
@@ -149,7 +152,7 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
             check = judged.check
             if judged.passed:
                 if at == "definition":
-                    check = replace(check, caution=LATE)
+                    check = replace(check, caution=LATE if len(places) > 1 else LATE_HIDDEN)
                 return check, "\n".join(printed), judged.obtained
             if first is None:
                 kept = judged.obtained
