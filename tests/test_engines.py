@@ -187,8 +187,7 @@ def test_sigint_raises_keyboard_interrupt_in_the_zygote_as_in_a_fresh_interprete
         [(2, CellStatus.ERROR, "line 1: KeyboardInterrupt")],
         "caught ['statement']\nstill here ['statement']\n",
         {"raised ValueError: interrupted in the call (line 5)",  # the public checks
-         "raised ValueError; its message and line are shown for public checks only, since the "
-         "code could make them spell out this hidden case's inputs"})
+         vocabulary.message(Verdict.RAISED, "ValueError", True)})
 
 
 # --------------------------------------------------------------------------- calls that print
