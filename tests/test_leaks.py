@@ -130,8 +130,16 @@ def wheel_python(tmp_path_factory) -> Path:
                        'python3 -m pip install -e ".[dev]"')
     folder = Path(tempfile.mkdtemp(prefix="leakscan-wheel-"))
     folder.chmod(0o755)
+    # Built from a copy of what the wheel holds: setuptools builds in the source's own build/
+    # folder, where two builds at once (two pytest-xdist workers) would collide.
+    source = folder / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(ROOT / "grader", source / "grader",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
-                    "--no-build-isolation", "-w", str(folder / "dist"), str(ROOT)], check=True)
+                    "--no-build-isolation", "-w", str(folder / "dist"), str(source)], check=True)
     subprocess.run([sys.executable, "-m", "venv", str(folder / "venv")], check=True)
     python = folder / "venv" / "bin" / "python"
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; "
