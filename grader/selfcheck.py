@@ -105,17 +105,17 @@ def _checked(assignment: Assignment, exercise: Exercise, case: Case, name: str, 
     try:
         value = invoke(target, exercise.kind, inputs, case.init_kwargs, exercise.tensors)
     except Exception as exc:  # the student's error is feedback
+        from grader.pipeline import layout_hint, vocabulary  # loaded only when a call fails
+
         unattempted = isinstance(exc, NotImplementedError)
         error = f"{type(exc).__module__}.{type(exc).__name__}"
         message = NOT_IMPLEMENTED if unattempted else f"raised {type(exc).__name__}: {exc}"
         if not unattempted:
-            from grader.pipeline import layout_hint  # loaded only when a call fails
-
             message = layout_hint.explain(assignment.layout, error, message)
         return agreement.Evidence(case, scoring.failed_check(
             case.name, exercise, Verdict.RAISED, message,
             diagnosis=diagnose.of_error(exercise, unattempted, inputs),
-            raised=type(exc).__name__, visibility=case.visibility, note=case.note),
+            raised=vocabulary.raised(error), visibility=case.visibility, note=case.note),
             expected=expected)
     judged = judging.judgement(exercise, case, value, expected, inputs)
     return agreement.Evidence(case, judged.check, judged.obtained, expected)

@@ -1,7 +1,7 @@
 """Calling each exercise on each case in a submission's sandbox, and turning what comes back
 into checks: judged against the reference (`judging`), the exercise's diagnoses agreed,
 scored; what the calls printed split into what students see and what only the instructor
-sees; and a hidden call's error told without its message.
+sees. What a hidden check says is chosen later, from the closed vocabulary (`vocabulary`).
 """
 
 from __future__ import annotations
