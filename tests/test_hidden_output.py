@@ -281,7 +281,8 @@ def softmax(items_in):
         "(are the parts of different shapes?)")
     normalised = checks["one-element"].diagnosis
     assert (normalised.id, normalised.message) == (
-        "weights-not-normalised", "The attention weights do not sum to 1 for every query.")
+        "weights-not-normalised", "The attention weights do not sum to 1 for every query: "
+        "take a softmax over the keys.")
     assert "yours sum to between" in checks["one-element"].detail  # the instructor's view
     # On the public case the student's own numbers are said.
     assert "yours sum to between" in checks["vector"].diagnosis.message

@@ -371,7 +371,7 @@ def test_each_wrong_exercise_is_told_its_catalogued_mistake(graded):
     # Credit is "as written": cai's module is right by itself, yet it runs his attention.
     cai = next(e for e in graded["results"]["cai"]["exercises"]
                if e["name"] == "MultiHeadedAttention")
-    assert cai["score"] == 0 and "sqrt(d_k)" in cai["checks"][0]["diagnosis"]["message"]
+    assert cai["score"] == 0 and "square root of d_k" in cai["checks"][0]["diagnosis"]["message"]
     fay = graded["results"]["fay"]["exercises"]
     assert {c["diagnosis"]["id"] for e in fay for c in e["checks"]} == {"unattempted"}
 

@@ -80,8 +80,9 @@ ATTENTION_MISTAKES = (
         Q, K, V, mask, scale=Q.shape[-1])),
     misconception("wrong-scale", lambda Q, K, V, mask=None: rows_attention(
         Q, K, V, mask, scale=np.sqrt(V.shape[-1])),
-        "The scores are divided by sqrt(d_v), the dimension of the values; divide by sqrt(d_k), "
-        "the dimension of the queries and keys.", conditional=D_V),
+        "The scores are divided by the square root of d_v, the size of each value: divide "
+        "Q @ K.T by the square root of d_k (Q.shape[-1]), the size of each query and key.",
+        conditional=D_V),
     misconception("softmax-wrong-axis", _attention(norm=lambda s: stable_softmax(s, axis=-2))),
     misconception("unstable-softmax", _attention(norm=naive_softmax), conditional=LARGE),
     misconception("transposed-weights", _attention(transpose=True)),

@@ -10,6 +10,7 @@ import numpy as np
 from grader.assignments import properties as prop
 from grader.assignments.inputs import normal
 from grader.assignments.variants import (
+    COLUMNS,
     LARGE,
     MATRIX,
     QK_SWAPPED_COLUMNS,
@@ -119,6 +120,11 @@ def seed002_multihead(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
     return _multihead_args(X, np.random.RandomState(0).normal)
 
 
+def catalogued(id: str, variant, message: str = "", conditional: str = ""):
+    """A catalogued mistake in this unit's layout (columns are tokens: `variants.COLUMNS`)."""
+    return misconception(id, variant, message, conditional, columns=True)
+
+
 def _head(scaled: bool, **mistake):
     """One head of self-attention with one mistake; `scaled` divides by sqrt(D_q)."""
 
@@ -149,9 +155,9 @@ HEAD_TRIVIAL = (("return V", values), ("uniform attention", _head(True, norm=uni
                 ("hard attention (an argmax for the softmax)", _head(True, norm=hard_weights)))
 
 COMMON_HEAD_MISTAKES = (
-    misconception("missing-bias", _head(True, bias=False)),
-    misconception("softmax-wrong-axis", _head(True, axis=1)),
-    misconception("transposed-weights", _head(True, transpose=True)),
+    catalogued("missing-bias", _head(True, bias=False)),
+    catalogued("softmax-wrong-axis", _head(True, axis=1)),
+    catalogued("transposed-weights", _head(True, transpose=True)),
 )
 
 softmax = Exercise(
@@ -168,7 +174,7 @@ softmax = Exercise(
         Case("one-element", normal((1,)), seed=3, scored=False, note=ONE_ELEMENT),
     ),
     misconceptions=(
-        misconception("unstable-softmax", lambda v: naive_softmax(np.asarray(v, float)),
+        catalogued("unstable-softmax", lambda v: naive_softmax(np.asarray(v, float)),
                       conditional=LARGE),
     ),
     properties=(prop.finite_for_large_inputs(), prop.sums_to_one()),
@@ -189,11 +195,11 @@ softmax_cols = Exercise(
         Case("one-column", normal((5, 1)), seed=13),
     ),
     misconceptions=(
-        misconception("unstable-softmax", lambda x: naive_softmax(x, axis=0), conditional=LARGE),
-        misconception("softmax-wrong-axis", lambda x: stable_softmax(x, axis=1),
-                      "The softmax normalises each row; this exercise normalises each column "
-                      "(axis=0)."),
-        misconception("softmax-whole-array", whole_softmax, conditional=MATRIX),
+        catalogued("unstable-softmax", lambda x: naive_softmax(x, axis=0), conditional=LARGE),
+        catalogued("softmax-wrong-axis", lambda x: stable_softmax(x, axis=1),
+                      "The softmax normalises each row: normalise each column instead, with "
+                      "axis=0 in the max and the sum."),
+        catalogued("softmax-whole-array", whole_softmax, conditional=MATRIX),
     ),
     properties=(prop.finite_for_large_inputs(), prop.sums_to_one(axis=0, what="column")),
 )
@@ -213,11 +219,11 @@ self_attention = Exercise(
     ),
     trivial=HEAD_TRIVIAL,
     misconceptions=(
-        misconception("missing-bias", _head(False, bias=False)),
-        misconception("softmax-wrong-axis", _head(False, axis=1)),
-        misconception("transposed-weights", _head(False, transpose=True)),
-        misconception("extra-scale", _head(True)),
-        misconception("qk-swapped", _head(False, swap=True), QK_SWAPPED_COLUMNS),
+        catalogued("missing-bias", _head(False, bias=False)),
+        catalogued("softmax-wrong-axis", _head(False, axis=1)),
+        catalogued("transposed-weights", _head(False, transpose=True)),
+        catalogued("extra-scale", _head(True)),
+        catalogued("qk-swapped", _head(False, swap=True), QK_SWAPPED_COLUMNS),
     ),
 )
 
@@ -239,12 +245,13 @@ scaled_dot_product_self_attention = Exercise(
              note=STABILITY.replace("values in the thousands", "scores above 1,000")),
     ),
     misconceptions=(
-        misconception("missing-scale", _head(False)),
-        misconception("wrong-scale", _head(True, scale=lambda d: float(d)),
-                      "The scores are divided by D_q instead of its square root."),
+        catalogued("missing-scale", _head(False)),
+        catalogued("wrong-scale", _head(True, scale=lambda d: float(d)),
+                      "The scores are divided by D_q instead of its square root: divide "
+                      "K.T @ Q by np.sqrt(D_q)."),
         *COMMON_HEAD_MISTAKES,
-        misconception("unstable-softmax", _head(True, norm=naive_softmax), conditional=LARGE),
-        misconception("qk-swapped", _head(True, swap=True), QK_SWAPPED_COLUMNS),
+        catalogued("unstable-softmax", _head(True, norm=naive_softmax), conditional=LARGE),
+        catalogued("qk-swapped", _head(True, swap=True), QK_SWAPPED_COLUMNS),
     ),
     trivial=HEAD_TRIVIAL,
     properties=(prop.finite_for_large_inputs(),),
@@ -266,18 +273,26 @@ multihead_scaled_self_attention = Exercise(
         Case("wide", multihead(6, 5), seed=43),
     ),
     misconceptions=(
-        misconception("transposed-weights", _multihead(transpose=True),
-                      "Each head's attention matrix is applied transposed: with the softmax "
-                      "over each column of K^T Q, a head's output is V @ A, not V @ A.T."),
-        misconception("wrong-scale", _multihead(scale=lambda d: np.sqrt(2 * d)),
-                      "The scores are divided by sqrt(D), the width of the input; each head "
-                      "must be scaled by the square root of its own dimension, sqrt(D/2)."),
-        misconception("missing-scale", _multihead(scale=lambda d: 1.0)),
-        misconception("missing-output-projection", _multihead(project=False)),
-        misconception("head-order", _multihead(order=(1, 0))),
-        misconception("missing-bias", _multihead(bias=False)),
-        misconception("softmax-wrong-axis", _multihead(axis=1)),
-        misconception("qk-swapped", _multihead(swap=True),
+        catalogued("transposed-weights", _multihead(transpose=True),
+                      "Each head's attention matrix is applied transposed: with "
+                      "A = softmax_cols(K.T @ Q), write each head's output as V @ A, not "
+                      "V @ A.T."),
+        catalogued("wrong-scale", _multihead(scale=lambda d: np.sqrt(2 * d)),
+                      "The scores are divided by np.sqrt(D), the width of the input: divide "
+                      "each head's K.T @ Q by the square root of its own query size, "
+                      "np.sqrt(D_q) with D_q = omega_q1.shape[0] (D / 2)."),
+        catalogued("missing-scale", _multihead(scale=lambda d: 1.0),
+                "The scores are not scaled: in each head, divide K.T @ Q by np.sqrt(D_q) "
+                "before softmax_cols, where D_q = omega_q1.shape[0] is the head's query size "
+                "(D / 2)."),
+        catalogued("missing-output-projection", _multihead(project=False)),
+        catalogued("head-order", _multihead(order=(1, 0))),
+        catalogued("missing-bias", _multihead(bias=False),
+                "The projection biases are left out: in each head, write "
+                "Q = omega_q1 @ X + beta_q1, and likewise K and V."),
+        catalogued("softmax-wrong-axis", _multihead(axis=1),
+                COLUMNS["softmax-wrong-axis"].replace("write", "in each head, write")),
+        catalogued("qk-swapped", _multihead(swap=True),
                       QK_SWAPPED_COLUMNS.replace("swapped:", "swapped in each head:")),
     ),
     trivial=(("return V", multihead_values),

@@ -15,76 +15,105 @@ import numpy as np
 from grader.model import Misconception
 
 CATALOGUE: dict[str, str] = {
-    "missing-scale": "The scores are not divided by sqrt(d_k): scale Q K^T by 1/sqrt(d_k) "
-                     "before the softmax.",
-    "wrong-scale": "The scores are scaled by the wrong amount: divide by the square root of the "
-                   "query/key dimension of the head (d_k, or D/H for each of H heads).",
-    "softmax-wrong-axis": "The softmax normalises over the wrong axis: each query's weights "
-                          "over the keys must sum to 1.",
-    "softmax-whole-array": "The softmax normalises over the whole array at once, not over each "
-                           "row (or column) separately.",
+    "missing-scale": "The scores are not scaled: divide Q @ K.T by the square root of d_k "
+                     "(Q.shape[-1]) before the softmax.",
+    "wrong-scale": "The scores are divided by the wrong amount: divide Q @ K.T by the square "
+                   "root of d_k, the size of each query and key (Q.shape[-1]).",
+    "softmax-wrong-axis": "The softmax normalises over the wrong axis: take it over the last "
+                          "axis (axis=-1), so that each query's weights over the keys sum "
+                          "to 1.",
+    "softmax-whole-array": "The softmax normalises over the whole array at once: normalise "
+                           "each row on its own, with axis=-1 and keepdims=True in the max and "
+                           "the sum.",
     "unstable-softmax": "The softmax overflows for large inputs: subtract the maximum before "
-                        "exp() (it cancels out, and keeps exp() finite).",
-    "transposed-weights": "The attention matrix is applied transposed: each output must mix "
-                          "the values with its own query's weights.",
-    "weights-transposed": "The weights are transposed: row i must hold query i's weights over "
-                          "the keys (each row sums to 1), and the output mixes the values with "
-                          "those rows; yours holds them in column i.",
-    "missing-bias": "The projection biases (beta) are left out of Q, K and V.",
+                        "exp(). It cancels out, and it keeps exp() finite.",
+    "transposed-weights": "The attention matrix is applied transposed: write weights @ V, with "
+                          "query i's weights over the keys in row i.",
+    "weights-transposed": "The weights are transposed: yours hold query i's weights in column "
+                          "i. Return them with row i holding query i's weights over the keys "
+                          "(each row sums to 1), and mix the values with those rows: "
+                          "weights @ V.",
+    "missing-bias": "The projection biases (beta) are left out: add them to Q, K and V.",
     "extra-scale": "These scores should not be scaled: this exercise is unscaled dot-product "
-                   "attention.",
+                   "attention, so leave out the division.",
     "mask-includes-diagonal": "The causal mask also hides each token from itself: mask only "
-                              "the positions above the diagonal (k=1).",
+                              "the positions above the diagonal, with np.triu(..., k=1).",
     "mask-wrong-direction": "The mask hides the past instead of the future: a token may attend "
-                            "to itself and to earlier tokens only.",
+                            "to itself and to earlier tokens only, so mask the positions "
+                            "above the diagonal.",
     "mask-after-softmax": "Future weights are zeroed after the softmax without renormalising: "
                           "add the mask to the scores before the softmax.",
     "mask-ignored": "The mask argument is ignored: add it to the scaled scores before the "
                     "softmax.",
-    "mask-finite": "The mask uses a large finite number instead of -inf.",
-    "mask-boolean": "The mask holds 0 and 1 (a boolean pattern); it must be additive: 0 where "
-                    "attention is allowed and -inf where it is not.",
-    "missing-output-projection": "omega_c is not applied: multiply the stacked heads by "
-                                 "omega_c.",
-    "head-order": "The heads are stacked in the wrong order: head 1 goes above head 2.",
+    "mask-finite": "The mask uses a large finite number instead of -inf: use -np.inf.",
+    "mask-boolean": "The mask holds 0 and 1 (a boolean pattern), but it must be additive: "
+                    "write 0 where attention is allowed and -inf where it is not.",
+    "missing-output-projection": "The output projection is not applied: multiply the stacked "
+                                 "heads by the output weights.",
+    "head-order": "The heads are stacked in the wrong order: put head 1 above head 2.",
     "qkv-order": "The projections are returned in the wrong order: return (Q, K, V).",
-    "pre-norm": "The block normalises before attention and feed-forward (pre-norm); this "
-                "exercise is post-norm: x = norm1(x + attention(x)), then "
+    "pre-norm": "The block normalises before attention and feed-forward (pre-norm), but this "
+                "exercise is post-norm: write x = norm1(x + attention(x)), then "
                 "x = norm2(x + ff(x)).",
     "missing-residual": "A residual connection is missing: add the sub-layer's input to its "
                         "output before each LayerNorm.",
-    "weights-not-normalised": "The attention weights do not sum to 1 for every query.",
+    "weights-not-normalised": "The attention weights do not sum to 1 for every query: take a "
+                              "softmax over the keys.",
     "future-leak": "Tokens attend to later positions: the weights above the diagonal must be "
-                   "exactly 0.",
-    "sin-cos-swapped": "Sine and cosine are swapped: the even columns (2i) hold the sine and "
-                       "the odd columns (2i+1) the cosine.",
+                   "exactly 0, so add the causal mask before the softmax.",
+    "sin-cos-swapped": "Sine and cosine are swapped: put the sine in the even columns (2i) and "
+                       "the cosine in the odd columns (2i+1).",
     "wrong-exponent-base": "The frequencies use the wrong base: pair i turns at "
-                           "1 / 10000^(2i/d_model), with 10000 as the base of the power.",
-    "exponent-per-column": "Each column gets its own frequency: columns 2i and 2i+1 share one, "
-                           "1 / 10000^(2i/d_model), so the exponent uses the pair's even "
-                           "index, not the column's.",
-    "positions-from-one": "The positions start at 1: the first row is position 0, whose "
-                          "encoding is [0, 1, 0, 1, ...].",
-    "frequency-wrong-axis": "The frequency varies along the positions instead of the features: "
-                            "the angle at row pos and pair i is pos / 10000^(2i/d_model), so "
-                            "pos grows down the rows and the frequency falls along the columns.",
+                           "1 / 10000^(2i/d_model), so write 10000 as the base of the power.",
+    "exponent-per-column": "Each column gets its own frequency, but columns 2i and 2i+1 share "
+                           "one, 1 / 10000^(2i/d_model): use the pair's even index in the "
+                           "exponent, not the column's.",
+    "positions-from-one": "The positions start at 1: start them at 0, so that the first row "
+                          "is [0, 1, 0, 1, ...].",
+    "frequency-wrong-axis": "The frequency varies along the positions instead of the features. "
+                            "The angle at row pos and pair i is pos / 10000^(2i/d_model): let "
+                            "pos grow down the rows and the frequency fall along the columns.",
     "positions-not-added": "The position encodings are not added to X before the projections: "
                            "attend over X + PE.",
-    "qk-swapped": "Queries and keys are swapped: the scores are Q^T K (K Q^T when rows are "
-                  "tokens), so the softmax spreads each key over the queries; write K^T Q "
-                  "(Q K^T), so that each query's weights over the keys sum to 1.",
+    "qk-swapped": "Queries and keys are swapped: you compute softmax(K @ Q.T), whose row i "
+                  "spreads key i over the queries. Write softmax(Q @ K.T), so that row i holds "
+                  "query i's weights over the keys.",
     "hard-coded-size": "A size is written as a number in the code (`/ 2`, `range(3)`), which "
                        "fits only the notebook's example: take sizes from the shapes of the "
                        "inputs inside the function.",
 }
+"""Each mistake's sentence where rows are tokens (`Q = X @ W_q`, scores `Q @ K.T`). A unit
+whose columns are tokens speaks its own layout: `COLUMNS`."""
+
+COLUMNS: dict[str, str] = {
+    "missing-scale": "The scores are not scaled: divide K.T @ Q by np.sqrt(D_q) before "
+                     "softmax_cols, where D_q = omega_q.shape[0] is the size of each query.",
+    "wrong-scale": "The scores are divided by the wrong amount: divide K.T @ Q by "
+                   "np.sqrt(D_q), where D_q = omega_q.shape[0] is the size of each query.",
+    "softmax-wrong-axis": "The softmax normalises each row of K.T @ Q, over the queries: write "
+                          "softmax_cols(K.T @ Q), so that column n holds query n's weights "
+                          "over the keys.",
+    "softmax-whole-array": "The softmax normalises over the whole array at once: normalise "
+                           "each column on its own, with axis=0 in the sum.",
+    "transposed-weights": "The attention matrix is applied transposed: write V @ A, with "
+                          "A = softmax_cols(K.T @ Q), whose column n holds query n's weights.",
+    "missing-bias": "The projection biases are left out: write Q = omega_q @ X + beta_q, and "
+                    "likewise K and V.",
+    "extra-scale": "These scores should not be scaled: this exercise is unscaled dot-product "
+                   "attention, so write softmax_cols(K.T @ Q) with no division.",
+    "missing-output-projection": "omega_c is not applied: return omega_c @ np.vstack([head_1, "
+                                 "head_2]).",
+    "head-order": "The heads are stacked in the wrong order: write np.vstack([head_1, "
+                  "head_2]), head 1 above head 2.",
+}
+"""Each mistake's sentence where columns are tokens (`Q = omega_q @ X + beta_q`, scores
+`K.T @ Q`, "Understanding Deep Learning"), where it differs from `CATALOGUE`'s."""
 
 # The qk-swapped sentence in each layout's own code.
 QK_SWAPPED_COLUMNS = ("Queries and keys are swapped: you compute softmax_cols(Q.T @ K), whose "
-                      "column n spreads key n over the queries; write softmax_cols(K.T @ Q), "
+                      "column n spreads key n over the queries. Write softmax_cols(K.T @ Q), "
                       "so that column n holds query n's weights over the keys.")
-QK_SWAPPED_ROWS = ("Queries and keys are swapped: you compute softmax(K @ Q.T), whose row i "
-                   "spreads key i over the queries; write softmax(Q @ K.T), so that row i "
-                   "holds query i's weights over the keys.")
+QK_SWAPPED_ROWS = CATALOGUE["qk-swapped"]
 
 
 # The inputs that the conditional mistakes show on (see `Misconception.conditional`).
@@ -95,9 +124,11 @@ D_V = "inputs where d_v differs from d_k"
 
 
 def misconception(id: str, variant: Callable[..., Any], message: str = "",
-                  conditional: str = "") -> Misconception:
-    """A catalogue entry bound to a variant; `message` overrides the catalogue's sentence."""
-    return Misconception(id, message or CATALOGUE[id], variant, conditional)
+                  conditional: str = "", columns: bool = False) -> Misconception:
+    """A catalogue entry bound to a variant; `message` overrides the catalogue's sentence, and
+    `columns` takes it from `COLUMNS` (a unit whose columns are tokens) where it has one."""
+    said = message or (COLUMNS.get(id) if columns else None) or CATALOGUE[id]
+    return Misconception(id, said, variant, conditional)
 
 
 # --------------------------------------------------------------------------- building blocks
