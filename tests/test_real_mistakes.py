@@ -15,7 +15,7 @@ from grader import selfcheck
 from grader.course import checkfile, references, registry
 from grader.model import Visibility
 from grader.pipeline import grading, layout_hint, vocabulary
-from grader.results import CheckResult, CheckStatus, Result, Verdict
+from grader.results import CheckResult, CheckStatus, Diagnosis, Result, Verdict
 from grader.sandbox.limits import Limits
 from tests.helpers.book import BOOK_SETUP, BOOK_SOFTMAX_COLS
 
@@ -258,3 +258,21 @@ def test_released_check_data_keeps_the_layout(tmp_path):
     result = selfcheck.run("self_attention", kernel["self_attention"], "my_course", [tmp_path])
     assert result.assignment == "my_course"
     assert result.exercises[0].checks[0].message.split("\n")[0] == SENTENCE
+
+
+def test_a_diagnosed_shape_error_gets_no_layout_sentence():
+    message = "raised ValueError: operands could not be broadcast together with shapes (4,3) (1,6)"
+    global_read = Diagnosis("uses-global", "self_attention reads the notebook's global N = 3")
+    assert layout_hint.explain("columns are tokens", "builtins.ValueError", message,
+                               diagnosis=global_read) == message
+
+
+def test_the_layout_sentence_is_said_once_per_exercise():
+    said = f"{SENTENCE}\nraised ValueError: not aligned"
+    global_read = Diagnosis("uses-global", "reads the notebook's global N = 3")
+    checks = (CheckResult("a", Visibility.PUBLIC, False, 0, 0, message=said, diagnosis=global_read),
+              CheckResult("b", Visibility.PUBLIC, False, 0, 0, message=said),
+              CheckResult("c", Visibility.PUBLIC, False, 0, 0, message=said),
+              CheckResult("d", Visibility.PUBLIC, True, 0, 0))
+    kept = [check.message for check in layout_hint.once(checks)]
+    assert kept == ["raised ValueError: not aligned", said, "raised ValueError: not aligned", ""]

@@ -104,7 +104,7 @@ def exercise_result(exercise: Exercise, calls: Sequence[Call]) -> ExerciseResult
     checks = agreement.agree(exercise, [agreement.Evidence(case, call.check, call.obtained,
                                                            call.expected)
                                         for case, call in mine], context)
-    return scoring.exercise_result(exercise, checks)
+    return scoring.exercise_result(exercise, layout_hint.once(checks))
 
 
 def outputs(cells: str, calls: Sequence[Call], limit: int, late: str = "") -> tuple[str, str]:
@@ -173,7 +173,8 @@ def _failed_call(exercise: Exercise, case: Case, outcome: CallOutcome, context: 
                                   context.example)
     message = outcome.message  # a missing function's home is said by `missing.explain`
     if case.visibility is Visibility.PUBLIC:
-        message = layout_hint.explain(layout, outcome.error, outcome.message, message)
+        message = layout_hint.explain(layout, outcome.error, outcome.message, message,
+                                      diagnosis)
     return scoring.failed_check(case.name, exercise, outcome.failure, message,
                                 diagnosis=diagnosis, visibility=case.visibility,
                                 note=case.note, raised=vocabulary.raised(outcome.error))
