@@ -86,7 +86,7 @@ def test_run_prints_a_summary_and_writes_the_json_schema(tmp_path):
     assert "✗ multihead_scaled_self_attention 0/5  (1/4 checks)" in out
     # The book's softmax_cols is given, not the student's: shown, never scored.
     assert "· softmax_cols given, not scored  (2/3 checks)" in out
-    assert "large-values (hidden, no points): [unstable-softmax]" in out
+    assert "large-values (hidden, no points): Tip: [unstable-softmax]" in out
     # Seed 002's float(k.T @ q_n) fails only under NumPy 2: said once, with the fix.
     assert out.count("NumPy 2 no longer turns a one-element array into a number") == 1
     assert "write x.item() instead of float(x)" in out

@@ -371,3 +371,43 @@ def test_cells_are_located_as_jupyter_shows_them(make_submission):
                                     "file": "", "message": "line 1: ValueError: late"}
     assert CellResult(1, CellStatus.ERROR, "x").where == "the module"
     assert CellResult(0, CellStatus.ERROR, "x").where == "the file"
+
+
+def advised(provided: bool = False) -> Result:
+    """A passing exercise whose hidden huge-inputs case, worth no points, overflows."""
+    stable = Diagnosis("unstable-softmax", "The softmax overflows for large inputs.")
+    passed = CheckResult("vector", Visibility.PUBLIC, True, 0.0, 0.0, CheckStatus.PASSED)
+    large = CheckResult("large-values", Visibility.HIDDEN, False, 0.0, 0.0, CheckStatus.FAILED,
+                        "returned NaN", stable, note="advice, worth no points")
+    exercise = ExerciseResult("softmax", CheckStatus.PASSED, 1.0, 1.0, (passed, large),
+                              provided=provided)
+    return result(exercises=(exercise,), score=1.0, max_score=1.0, cells=())
+
+
+@pytest.mark.parametrize("provided", [False, True])
+def test_advice_is_drawn_as_a_tip_in_every_format(provided):
+    graded = advised(provided)
+    exercise = graded.exercises[0]
+    (failure,) = render.failures(exercise)
+    assert failure.tip and failure.label == "Tip:"
+    page = html.render(graded)
+    assert 'class="check tip"' in page and 'class="check failed-check"' not in page
+    assert 'class="diagnosis tip"' in page and "Likely mistake" not in page
+    assert "<strong>Tip:</strong> The softmax overflows" in page
+    assert '<span class="tip-status">a tip, worth no points</span>' in page
+    if not provided:  # a passing exercise reads as passed at a glance
+        assert '<span class="passed">✓ passed</span>' in page
+    text = markdown.render(graded)
+    assert "- 💡 **large-values** (hidden, no points), a tip" in text
+    assert "> **Tip:** The softmax overflows" in text and "❌" not in text.split("###", 1)[1]
+    said = terminal.render(graded)
+    assert "large-values (hidden, no points): Tip: [unstable-softmax]" in said
+
+
+def test_a_failure_worth_points_is_still_a_likely_mistake():
+    graded = result()
+    failures = render.failures(graded.exercises[0])
+    assert [f.tip for f in failures] == [False, False]
+    page = html.render(graded)
+    assert 'class="check failed-check"' in page and 'class="check tip"' not in page
+    assert page.count("<strong>Likely mistake:</strong>") == 2

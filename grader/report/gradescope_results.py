@@ -8,6 +8,7 @@ from typing import Any
 from grader import result_json, text
 from grader.model import Visibility
 from grader.report import markdown
+from grader.report.advice import is_tip, label
 from grader.report.render import fence, md_escape
 from grader.results import Result
 
@@ -24,9 +25,11 @@ def to_dict(result: Result) -> dict[str, Any]:
     for i, exercise in enumerate(result.exercises, start=1):
         for j, check in enumerate(exercise.checks, start=1):
             lines = []
+            tip = is_tip(exercise, check)
             if check.diagnosis:  # the catalogue id stays in the tags, for machines
-                label = "" if check.diagnosis.id == "unattempted" else "**Likely mistake:** "
-                lines.append(label + md_escape(check.diagnosis.message))
+                headed = label(check, tip)
+                lines.append((f"**{headed}** " if headed else "")
+                             + md_escape(check.diagnosis.message))
             if check.note:
                 lines.append(f"*{md_escape(check.note)}*")
             if check.caution:
@@ -37,10 +40,13 @@ def to_dict(result: Result) -> dict[str, Any]:
             if message:
                 marks = fence(message)
                 lines.append(f"{marks}text\n{message}\n{marks}")
+            # A tip has no status: Gradescope colours a test by its status, and a tip is worth
+            # no points, so it is shown neither green nor red.
+            status = {} if tip else {"status": "passed" if check.passed else "failed"}
             tests.append({
-                "name": f"{exercise.name}: {check.name}", "number": f"{i}.{j}",
-                "score": check.score, "max_score": check.max_score,
-                "status": "passed" if check.passed else "failed",
+                "name": f"{exercise.name}: {check.name}" + (" (a tip)" if tip else ""),
+                "number": f"{i}.{j}", "score": check.score, "max_score": check.max_score,
+                **status,
                 "output": "\n\n".join(lines), "output_format": "md",
                 "visibility": "visible" if result.hidden_shown else VISIBILITY[check.visibility],
                 "tags": [exercise.name, check.visibility.value,

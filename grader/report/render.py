@@ -12,6 +12,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from grader import __version__, text
 from grader.model import Visibility
 from grader.report import heatmap
+from grader.report.advice import is_tip, label
 from grader.results import CheckResult, ExerciseResult, Result, ResultStatus
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
@@ -40,33 +41,37 @@ class Failure:
     own: tuple[CheckResult, ...] = ()
     """Those of `also` whose own message says more than the one shown (other values, or a
     hidden check's details once they are due), shown on request."""
+    tip: bool = False
+    """They are advice, worth no points (`is_tip`): drawn as a tip, not as a failure."""
 
     @property
     def label(self) -> str:
-        """What the diagnosis box is headed, in words (the catalogue id is for machines)."""
-        diagnosis = self.check.diagnosis
-        return "" if diagnosis is None or diagnosis.id == "unattempted" else "Likely mistake:"
+        """What the diagnosis box is headed (`label`)."""
+        return label(self.check, self.tip)
 
 
 def failures(exercise: ExerciseResult, hidden_shown: bool = False) -> tuple[Failure, ...]:
     """The failing checks of an exercise, grouped by what went wrong: the same diagnosis, or
     with none, the same status and message. Fifteen "not written yet" boxes become one.
+    Failures come first, then tips (`is_tip`), each group all one or all the other.
     `hidden_shown`: hidden checks' messages hold their details (after show_hidden_after)."""
     groups: dict[tuple[object, ...], list[CheckResult]] = {}
     for check in exercise.checks:
         if check.passed:
             continue
-        key: tuple[object, ...] = ((check.diagnosis.id, check.status) if check.diagnosis
-                                   else (None, check.status, check.message))
+        key: tuple[object, ...] = ((is_tip(exercise, check), check.diagnosis.id, check.status)
+                                   if check.diagnosis
+                                   else (is_tip(exercise, check), None, check.status,
+                                         check.message))
         groups.setdefault(key, []).append(check)
     found = []
-    for checks in groups.values():
+    for (tip, *_), checks in groups.items():
         lead = next((c for c in checks if c.visibility is Visibility.PUBLIC), checks[0])
         also = tuple(c for c in checks if c is not lead)
         own = tuple(c for c in also if c.message and c.message != lead.message
                     and (hidden_shown or c.visibility is Visibility.PUBLIC))
-        found.append(Failure(lead, also, own))
-    return tuple(found)
+        found.append(Failure(lead, also, own, bool(tip)))
+    return tuple(sorted(found, key=lambda failure: failure.tip))  # failures first, then tips
 
 
 def cautions(exercise: ExerciseResult) -> tuple[str, ...]:
@@ -86,7 +91,7 @@ def environment() -> Environment:
     env.filters["basename"] = lambda value: PurePath(str(value)).name
     env.filters["points"] = lambda value: f"{value:.4g}"
     env.globals.update(version=__version__, ResultStatus=ResultStatus, pair=heatmap.pair,
-                       failures=failures, cautions=cautions)
+                       failures=failures, cautions=cautions, is_tip=is_tip)
     return env
 
 

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from grader import text
+from grader.report.advice import is_tip, label
 from grader.results import CellStatus, CheckStatus, Result, ResultStatus
 
 _STYLE = {CheckStatus.PASSED: "green", CheckStatus.FAILED: "red", CheckStatus.MISSING: "yellow",
@@ -71,6 +72,7 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
         for check in exercise.checks:
             if check.passed:
                 continue
+            tip = is_tip(exercise, check)
             lines = check.message.splitlines() or [check.status.value]
             if check.diagnosis:
                 lines = [f"[{check.diagnosis.id}] {check.diagnosis.message}", *lines]
@@ -79,7 +81,8 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
             shown.add(lines[0])
             public = check.visibility.value == "public"
             detail = lines[:8] if public or verbose or result.hidden_shown else lines[:1]
-            console.print(f"      {_safe(check.name)} ({check.worth}): "
+            said = f"[blue]{label(check, tip) or 'Tip:'}[/] " if tip else ""
+            console.print(f"      {_safe(check.name)} ({check.worth}): {said}"
                           f"{_safe(detail[0])}")
             for line in detail[1:]:
                 console.print(f"        {_safe(line)}")
