@@ -3,7 +3,7 @@
 Rows are tokens: X has shape (seq_len, d_model).
 
 Replace each `raise NotImplementedError` with your implementation. Check your work with
-`grade check exercises/attention_basics.py` (public cases only).
+`grade check attention_basics.py` (public cases only), in the folder of this file.
 """
 
 import numpy as np

@@ -1,7 +1,7 @@
 """torch_attention: attention and an encoder block in PyTorch. Rows are tokens.
 
 Replace each `raise NotImplementedError` with your implementation. Check your work with
-`grade check exercises/torch_attention.py` (public cases only).
+`grade check torch_attention.py` (public cases only), in the folder of this file.
 """
 
 import torch

@@ -4,7 +4,7 @@ Columns are tokens: X has shape (D, N).
 
 Replace each `raise NotImplementedError` with your implementation (`softmax_cols` is given,
 as in the book, and not scored). Check your work with
-`grade check exercises/udl_attention.py` (public cases only).
+`grade check udl_attention.py` (public cases only), in the folder of this file.
 """
 
 import numpy as np

@@ -49,10 +49,12 @@ def test_values_table_for_public_cases():
     obtained[0, 1] = 0.25
     result = compare.compare(obtained, E, ("output",), 1e-6, 1e-8, reveal=True)
     assert result.message.splitlines() == [
-        "values differ (rtol=1e-06, atol=1e-08)",
+        "values differ from the expected ones.",
+        "A value counts as close when it is within 0.000001 times the expected value, plus "
+        "0.00000001.",
         "Mismatched elements: 2 / 4",
-        "Max absolute difference: 0.2",
-        "Max relative difference: 0.666667",
+        "Largest difference: 0.2",
+        "Largest difference for its size: 66.7% of the expected value",
         "  Index        | Obtained       | Expected",
         "  (1, 0)       | 0.5            | 0.3",
         "  (0, 1)       | 0.25           | 0.2",
@@ -162,8 +164,9 @@ def test_a_hidden_shape_is_said_when_its_sizes_are_the_inputs_or_the_expected_on
         assert (result.message == "shape (3, 4), expected (3, 5)") is said, sizes
     spelled = compare.compare(np.zeros((0, 652, 175, 1664)), (EXPECTED,), ("output",), 1e-6,
                               1e-8, reveal=False, sizes=frozenset({3, 5}))
-    assert spelled.message == ("a shape with sizes that are not the expected (3, 5)'s nor "
-                               "the inputs' (a hidden case: they are not shown)")
+    assert spelled.message == ("the wrong shape: expected (3, 5). Your shape has sizes that are "
+                               "neither in the expected shape nor in the inputs, so it is not "
+                               "shown (a hidden case).")
 
 
 def test_hidden_infinities_that_match_say_nothing_of_where_the_reference_is_infinite():
@@ -215,7 +218,7 @@ def test_a_boolean_output_is_said_in_true_and_false():
     obtained = expected.T.astype(bool)
     result = compare.compare(obtained, (expected,), ("mask",), 1e-6, 1e-8, reveal=True)
     assert result.message.splitlines() == [
-        "values differ (a boolean output)",
+        "values differ from the expected ones (a boolean output).",
         "Mismatched elements: 6 / 9",
         "3 False where True was expected; 3 True where False was expected",
         "  Index        | Obtained       | Expected",
@@ -225,6 +228,6 @@ def test_a_boolean_output_is_said_in_true_and_false():
         "  (1, 2)       | True           | False",
         "  (2, 0)       | False          | True",
     ]
-    assert "Max absolute difference" not in result.message
+    assert "Largest difference" not in result.message
     numbers = compare.compare(obtained.astype(float), (expected,), ("mask",), 1e-6, 1e-8, True)
-    assert "Max absolute difference: 1" in numbers.message  # floats returned: said as numbers
+    assert "Largest difference: 1" in numbers.message  # floats returned: said as numbers

@@ -100,8 +100,9 @@ def test_seed002_multihead_fails_the_seed_case_and_the_scaled_one_only_where_d_d
     assert [c.name for c in scaled.checks if not c.passed] == ["wide"]
     seed_case = by_name["multihead_scaled_self_attention"].checks[0]
     assert (seed_case.name, seed_case.passed) == ("notebook-example", False)
-    assert seed_case.message.startswith("values differ (rtol=1e-06, atol=1e-08)\n"
-                                        "Mismatched elements: 48 / 48")
+    assert seed_case.message.startswith(
+        "values differ from the expected ones.\nA value counts as close when it is within "
+        "0.000001 times the expected value, plus 0.00000001.\nMismatched elements: 48 / 48")
     # The notebook's numpy 1 idiom float(k.T @ q_n) raises under numpy 2: recorded, not fatal.
     assert "TypeError" in result.problem_cells[0].message
 

@@ -272,7 +272,7 @@ def test_heatmaps_are_readable_and_say_what_rows_and_columns_are():
     view = ArrayView(np.array([[0.019, -0.29], [1234.0, 0.5]]), np.zeros((2, 2)),
                      np.ones((2, 2), dtype=bool), "weights", "query", "key")
     expected, obtained = heatmap.pair(view)
-    assert [cell.text for cell in expected.cells] == [".02", "-.29", "1e3", ".50"]
+    assert [cell.text for cell in expected.cells] == ["0.02", "-0.29", "1e3", "0.50"]
     assert all(len(cell.text) <= 5 for cell in expected.cells)
     assert expected.axes == "rows are queries, columns are keys"
     assert sorted(h.text for h in expected.headers) == ["0", "0", "1", "1"]

@@ -94,3 +94,18 @@ def test_notebook_names_its_assignment_and_checks_every_exercise(name):
             stub_cell = next(s for s in sources if f"def {exercise}(" in s
                              or f"class {exercise}(" in s)
             assert stub_cell.rstrip().splitlines()[-1].startswith(f'check("{exercise}")')
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_file_a_released_stub_names_is_in_the_release(name):
+    """`grade release` writes the module, the notebooks and the check data side by side: a
+    file named in them (`grade check udl_attention.py`) is one of those, with no folder."""
+    import re
+
+    released = {f"{name}.py", *notebooks(name), f"{name}.check.npz"}
+    named = set()
+    for file in sorted(released - {f"{name}.check.npz"}):
+        text = (ROOT / "exercises" / file).read_text()
+        named |= set(re.findall(r"[\w./-]+\.(?:py|ipynb|npz)\b", text))
+    named = {path for path in named if not path.startswith(("np.", "torch."))}
+    assert named and named <= released, sorted(named - released)

@@ -91,8 +91,8 @@ def split_outputs(value: Any, names: tuple[str, ...], reveal: bool = True
     return None, f"returned {describe_type(value, reveal)}; expected {wanted}"
 
 
-HIDDEN_SHAPE = ("a shape with sizes that are not the expected {expected}'s nor the inputs' "
-                "(a hidden case: they are not shown)")
+HIDDEN_SHAPE = ("the wrong shape: expected {expected}. Your shape has sizes that are neither "
+                "in the expected shape nor in the inputs, so it is not shown (a hidden case).")
 
 
 def shape_problem(obtained: np.ndarray, expected: np.ndarray, reveal: bool = True,
@@ -159,14 +159,14 @@ def value_problem(obtained: np.ndarray, expected: np.ndarray, rtol: float, atol:
             return _boolean_problem(obtained, expected, mismatched, count), mismatched
         both_finite = np.isfinite(obtained) & np.isfinite(expected) & mismatched
         diff = np.abs(obtained - expected)
-        lines = [f"values differ (rtol={rtol:g}, atol={atol:g})",
+        lines = ["values differ from the expected ones.", tolerance(rtol, atol),
                  f"Mismatched elements: {count} / {expected.size}"]
         if both_finite.any():
             finite_diff = np.where(both_finite, diff, 0.0)
             relative = np.where(both_finite & (expected != 0),
                                 finite_diff / np.where(expected == 0, 1, np.abs(expected)), 0.0)
-            lines.append(f"Max absolute difference: {finite_diff.max():.6g}")
-            lines.append(f"Max relative difference: {relative.max():.6g}")
+            lines.append(f"Largest difference: {finite_diff.max():.6g}")
+            lines.append(f"Largest difference for its size: {proportion(relative.max())}")
         order = np.argsort(np.where(mismatched, np.nan_to_num(diff, nan=np.inf, posinf=np.inf),
                                     -1.0), axis=None)[::-1][:TABLE_ROWS]
         lines.append(f"  {'Index':<12} | {'Obtained':<14} | Expected")
@@ -177,6 +177,25 @@ def value_problem(obtained: np.ndarray, expected: np.ndarray, rtol: float, atol:
             where = str(tuple(int(i) for i in index))
             lines.append(f"  {where:<12} | {obtained[index]:<14.6g} | {expected[index]:.6g}")
     return "\n".join(lines), mismatched
+
+
+def decimal(value: float) -> str:
+    """A small positive number as a student writes it, with its leading zero and no
+    exponent: 0.000001, never 1e-06."""
+    return np.format_float_positional(value, trim="-")
+
+
+def tolerance(rtol: float, atol: float) -> str:
+    """The comparison's tolerance in words: how close a value must be to count as equal."""
+    return (f"A value counts as close when it is within {decimal(rtol)} times the expected "
+            f"value, plus {decimal(atol)}.")
+
+
+def proportion(relative: float) -> str:
+    """A relative difference in words: "2.5 times the expected value", "3% of it"."""
+    if relative >= 1:
+        return f"{relative:.4g} times the expected value"
+    return f"{relative * 100:.3g}% of the expected value"
 
 
 def _truth(value: Any) -> str:
@@ -194,8 +213,8 @@ def _boolean_problem(obtained: np.ndarray, expected: np.ndarray, mismatched: np.
               (int(np.sum(mismatched & ~wanted & (obtained == 1))),
                "True where False was expected"))
     parts = [f"{n} {what}" for n, what in counts if n]
-    lines = ["values differ (a boolean output)", f"Mismatched elements: {count} / {expected.size}",
-             "; ".join(parts)]
+    lines = ["values differ from the expected ones (a boolean output).",
+             f"Mismatched elements: {count} / {expected.size}", "; ".join(parts)]
     lines.append(f"  {'Index':<12} | {'Obtained':<14} | Expected")
     shown = (i for i in np.ndindex(expected.shape) if mismatched[i])
     for index in itertools.islice(shown, TABLE_ROWS):

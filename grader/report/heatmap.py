@@ -103,7 +103,7 @@ def _short(value: float) -> str:
     if size < 0.005:
         return "0"
     if size < 1:
-        return f"{value:.2f}".replace("0.", ".", 1) if size < 0.995 else f"{value:.1f}"
+        return f"{value:.2f}" if size < 0.995 else f"{value:.1f}"  # "-0.29": five at most
     if size < 9.95:
         return f"{value:.1f}"
     if size < 999.5:
