@@ -206,6 +206,13 @@ class ExerciseResult:
     define it at top level."""
     provided: bool = False
     """The notebook gives it ready-made: it is checked and shown, never scored."""
+    part: str = ""
+    """For an assignment split across notebooks: the part it belongs in, as students read it,
+    "part 2 (udl_attention_12_2.ipynb)"; else empty."""
+    handed_in: bool = True
+    """False when the file graded is another part of a split assignment and defines nothing
+    of this exercise's part: its checks are missing, and reports say so once for the part
+    ("part 2 not handed in") instead of failing its exercises one by one."""
 
     @property
     def scored(self) -> bool:

@@ -59,3 +59,79 @@ def test_a_notebook_cell_that_does_not_parse_is_named_with_its_line(make_submiss
     # softmax_cols, in a cell that ran, is graded as usual (the book's own: it overflows).
     messages, status = _messages(result, "softmax_cols")
     assert status is CheckStatus.FAILED and not any("did not run" in m for m in messages)
+
+
+def _solution_parts() -> tuple[str, str]:
+    """The solution module as the book's two notebooks split it: part 2 holds the given
+    softmax_cols and the multi-head exercise."""
+    import ast
+
+    from tests.conftest import ROOT
+
+    source = (ROOT / "solutions" / "udl_attention.py").read_text()
+    definitions = {node.name: ast.get_source_segment(source, node)
+                   for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)}
+    head = "import numpy as np\n\n"
+    part_2 = ("softmax_cols", "_attend", "multihead_scaled_self_attention")
+    return (head + "\n\n".join(text for name, text in definitions.items()
+                                if name != "multihead_scaled_self_attention"),
+            head + "\n\n".join(definitions[name] for name in part_2).replace(
+                "scaled_dot_product_self_attention(", "_head(")
+            + "\n\n\ndef _head(X, *head):\n"
+            "    return _attend(X, *head, np.sqrt(head[1].shape[0]))\n")
+
+
+def test_one_part_of_two_says_which_and_that_the_other_is_not_handed_in(make_submission):
+    from grader.report import html, markdown, render, terminal
+
+    part_1, part_2 = _solution_parts()
+    first = grading.grade(make_submission(part_1, name="alice_part1"), UDL, FAST)
+    by_name = {e.name: e for e in first.exercises}
+    assert by_name["softmax"].part == "part 1 (udl_attention_12_1.ipynb)"
+    away = by_name["multihead_scaled_self_attention"]
+    assert (away.part, away.handed_in) == ("part 2 (udl_attention_12_2.ipynb)", False)
+    assert {c.message for c in away.checks if c.visibility is Visibility.PUBLIC} == {
+        "part 2 not handed in (udl_attention_12_2.ipynb)"}
+    assert all(e.handed_in and e.status is CheckStatus.PASSED for e in first.exercises
+               if e.part.startswith("part 1"))
+    heading = ("This file is part 1 (udl_attention_12_1.ipynb) of 2; part 2 "
+               "(udl_attention_12_2.ipynb) not handed in, so its exercises are not graded "
+               "here. Hand in both notebooks.")
+    page = html.render(first)
+    assert f'<p class="caution" id="parts">{heading}</p>' in page
+    assert 'id="ex-multihead_scaled_self_attention"' not in page
+    assert "<td class=\"missing\">not handed in</td>" in page
+    text = markdown.render(first)
+    assert f"**{render.md_escape(heading)}**" in text and "**Score: 5 / 10**" in text
+    assert "| part 2 (udl\\_attention\\_12\\_2.ipynb) | ❓ not handed in | – | – |" in text
+    said = terminal.render(first)
+    assert f"  {heading}\n" in said
+    assert "multihead_scaled_self_attention" not in said
+
+    second = grading.grade(make_submission(part_2, name="alice_part2"), UDL,
+                           FAST.__class__(**{**FAST.__dict__, "public_only": True}))
+    by_name = {e.name: e for e in second.exercises}
+    assert by_name["multihead_scaled_self_attention"].status is CheckStatus.PASSED
+    # The given softmax_cols is in both notebooks: it belongs to part 1, and says nothing.
+    assert [e.name for e in second.exercises if not e.handed_in] == [
+        "softmax", "softmax_cols", "self_attention", "scaled_dot_product_self_attention"]
+    assert "This file is part 2 (udl_attention_12_2.ipynb) of 2; part 1" in html.render(second)
+
+
+def test_a_blank_file_fails_every_part_as_before(make_submission):
+    blank = grading.grade(make_submission("import numpy as np\n", name="blank"), UDL, FAST)
+    assert all(e.handed_in and e.status is CheckStatus.MISSING for e in blank.exercises)
+
+
+def test_grade_check_on_a_finished_part_passes(make_submission):
+    import io
+
+    from grader.cli import app
+
+    part_1, _ = _solution_parts()
+    out = io.StringIO()
+    code = app.run(["check", str(make_submission(part_1, name="alice_part1")), "--assignment",
+                    "udl_attention"], out, io.StringIO())
+    assert code == 0, out.getvalue()
+    assert "alice_part1.py · udl_attention: 4 / 4 public checks pass" in out.getvalue()
+    assert "part 2 (udl_attention_12_2.ipynb) not handed in" in out.getvalue()

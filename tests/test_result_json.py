@@ -192,7 +192,8 @@ FULL = Result(
     cells=(CellResult(3, CellStatus.ERROR, "line 2: NameError", file="12_1.ipynb", number=2,
                       execution_count=7),),
     exercises=(ExerciseResult("softmax", CheckStatus.FAILED, 0.0, 1.5, (CHECK,),
-                              file="12_1.ipynb", fingerprint=Fingerprint("3ee4d300", 67)),),
+                              file="12_1.ipynb", fingerprint=Fingerprint("3ee4d300", 67),
+                              part="part 1 (12_1.ipynb)"),),
     isolation="namespaces", worker="zygote", output="out\x07", hidden_output="n=6",
     public_only=True, sha256="ab" * 32, grader_failed=True,
     files=("12_1.ipynb", "12_2.ipynb"), show_hidden_after="2030-06-01T18:00+00:00",
@@ -211,7 +212,8 @@ def test_the_schema_keeps_its_keys_in_their_order():
                               "where": "code cell 2 (In [7])"}]
     exercise = data["exercises"][0]
     assert list(exercise) == ["name", "score", "max_score", "status", "checks", "file",
-                              "provided", "fingerprint"]
+                              "provided", "fingerprint", "part", "handed_in"]
+    assert (exercise["part"], exercise["handed_in"]) == ("part 1 (12_1.ipynb)", True)
     assert exercise["fingerprint"] == {"digest": "3ee4d300", "nodes": 67}
     assert exercise["checks"] == [{
         "name": "notebook-example", "visibility": "public", "passed": False, "score": 0.0,

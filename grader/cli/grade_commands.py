@@ -205,6 +205,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     """`grade check`: the public cases only; exit 1 unless they all pass."""
     results = _grade_all(args, out, public_only=True)
-    ok = all(r.status is ResultStatus.GRADED
-             and all(e.status is CheckStatus.PASSED for e in r.exercises) for r in results)
+    ok = all(r.status is ResultStatus.GRADED  # a part not handed in is said, not failed
+             and all(e.status is CheckStatus.PASSED for e in r.exercises if e.handed_in)
+             for r in results)
     return 0 if ok else 1

@@ -3,6 +3,12 @@ that defines it did not run (a syntax error, an error before the `def`, a skippe
 
 "no function named softmax is defined" is true, but a student who wrote `softmax` goes looking
 for a typo in its name; the cell's own error is what to fix. Pure: results in, results out.
+
+An assignment split across notebooks (the book's two) is graded one file at a time: a file
+that is one part defines nothing of the other. Each exercise then says its part, and a part
+the file defines nothing of is "not handed in" (`ExerciseResult.handed_in`), said once by
+the reports, never as failures one by one. A function the notebook gives ready-made (the
+book's softmax_cols, in both notebooks) says nothing of which part a file is.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from pathlib import PurePath
 
 from grader.results import CellResult, CellStatus, CheckStatus, ExerciseResult
 from grader.submission import Submission
@@ -48,4 +55,32 @@ def explain(exercises: Sequence[ExerciseResult], submission: Submission,
                        if check.status is CheckStatus.MISSING else check
                        for check in exercise.checks)
         explained.append(replace(exercise, checks=checks))
-    return tuple(explained)
+    return _parts(tuple(explained), submission, homes or {})
+
+
+def _parts(exercises: tuple[ExerciseResult, ...], submission: Submission,
+           homes: Mapping[str, str]) -> tuple[ExerciseResult, ...]:
+    """Each exercise with its part, when the assignment is split across notebooks; those of a
+    part that this file defines nothing of (and is not named after) marked not handed in. A
+    file that defines nothing of any part is a blank one: its exercises simply fail."""
+    parts = list(dict.fromkeys(homes[e.name] for e in exercises if homes.get(e.name)))
+    if len(parts) < 2:
+        return exercises
+    named = PurePath(submission.path).name
+    present = {homes[e.name] for e in exercises if homes.get(e.name) and not e.provided and (
+        e.status is not CheckStatus.MISSING or _defining(e.name, submission))}
+    present |= {part for part in parts if part == named}
+    marked = []
+    for exercise in exercises:
+        home = homes.get(exercise.name, "")
+        if not home:
+            marked.append(exercise)
+            continue
+        number = f"part {parts.index(home) + 1}"
+        away = bool(present) and home not in present
+        checks = tuple(replace(c, message=f"{number} not handed in ({home})")
+                       if away and c.status is CheckStatus.MISSING else c
+                       for c in exercise.checks)
+        marked.append(replace(exercise, part=f"{number} ({home})", handed_in=not away,
+                              checks=checks))
+    return tuple(marked)

@@ -101,7 +101,7 @@ def annotate(result: Result, notebook: Mapping[str, Any], defined: Mapping[str, 
     cells = [_own(cell) for cell in annotated.get("cells", [])]
     minor = annotated.get("nbformat_minor", 0)
     minor = minor if isinstance(minor, int) else 0
-    mine = [e for e in result.exercises if not result.files or e.file == file]
+    mine = [e for e in result.exercises if (not result.files or e.file == file) and e.handed_in]
     problems = {c.index: c for c in result.problem_cells if not result.files or c.file == file}
     after: dict[int, list[ExerciseResult]] = {}
     nowhere = []

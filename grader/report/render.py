@@ -12,7 +12,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from grader import __version__, text
 from grader.model import Visibility
 from grader.report import heatmap
-from grader.report.advice import is_tip, label
+from grader.report.advice import handed_in, is_tip, label, parts
 from grader.results import CheckResult, ExerciseResult, Result, ResultStatus
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
@@ -91,7 +91,8 @@ def environment() -> Environment:
     env.filters["basename"] = lambda value: PurePath(str(value)).name
     env.filters["points"] = lambda value: f"{value:.4g}"
     env.globals.update(version=__version__, ResultStatus=ResultStatus, pair=heatmap.pair,
-                       failures=failures, cautions=cautions, is_tip=is_tip)
+                       failures=failures, cautions=cautions, is_tip=is_tip, parts=parts,
+                       handed_in=handed_in)
     return env
 
 

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from grader import text
-from grader.report.advice import is_tip, label
+from grader.report.advice import handed_in, is_tip, label, parts
 from grader.results import CellStatus, CheckStatus, Result, ResultStatus
 
 _STYLE = {CheckStatus.PASSED: "green", CheckStatus.FAILED: "red", CheckStatus.MISSING: "yellow",
@@ -42,18 +42,21 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
         console.print(f"[bold]{title}[/]: [red]could not be graded[/]")
         console.print(f"  {_safe(result.error or '')}")
         return target.getvalue()
+    listed = handed_in(result)
     if result.public_only:
-        passed = sum(c.passed for e in result.exercises for c in e.checks)
-        total = sum(len(e.checks) for e in result.exercises)
+        passed = sum(c.passed for e in listed for c in e.checks)
+        total = sum(len(e.checks) for e in listed)
         console.print(f"[bold]{title}[/]: [bold]{passed} / {total} public checks pass[/] "
                       f"(public cases only){_took(result)}")
     else:
         console.print(f"[bold]{title}[/]: [bold]{result.score:g} / {result.max_score:g}[/]"
                       f"{_took(result)}")
+    if parts(result).heading:
+        console.print(f"  [yellow]{_safe(parts(result).heading)}[/]")
     if result.show_hidden_after and not result.public_only:
         when = "shown since" if result.hidden_shown else "shown from"
         console.print(f"  hidden checks: details {when} {_safe(result.show_hidden_after)}")
-    for exercise in result.exercises:
+    for exercise in listed:
         style = _STYLE.get(exercise.status, "")
         passed = sum(check.passed for check in exercise.checks)
         points = "" if result.public_only else f"{exercise.score:g}/{exercise.max_score:g}  "
@@ -80,7 +83,7 @@ def render(result: Result, color: bool = False, verbose: bool = False) -> str:
                 continue
             shown.add(lines[0])
             public = check.visibility.value == "public"
-            detail = lines[:8] if public or verbose or result.hidden_shown else lines[:1]
+            detail = lines[:9] if public or verbose or result.hidden_shown else lines[:1]
             said = f"[blue]{label(check, tip) or 'Tip:'}[/] " if tip else ""
             console.print(f"      {_safe(check.name)} ({check.worth}): {said}"
                           f"{_safe(detail[0])}")
