@@ -142,3 +142,82 @@ def test_feedback_page_shows_each_cell_after_its_code_and_loads_nothing(browser,
         server.shutdown()
         server.server_close()
     assert hits == []
+
+
+def _ink(png: bytes) -> int:
+    """How many pixels of a screenshot are not near white: what was drawn."""
+    import io
+
+    from PIL import Image
+
+    return sum(Image.open(io.BytesIO(png)).convert("L").histogram()[:160])
+
+
+def test_feedback_page_draws_math_heatmaps_verdicts_and_no_broken_image(browser, tmp_path):
+    """The feedback page as Chromium draws it: the book's TeX as MathML (no script runs), the
+    "Open in Colab" badge, which the page may not load, as its words, long code wrapped,
+    heatmaps and coloured verdicts in the feedback cells, and links from the first cell to
+    each of them."""
+    import json
+
+    from grader.batch import feedback_files
+
+    notebook = json.loads((ROOT / "examples" / "alice.ipynb").read_text(encoding="utf-8"))
+    notebook["cells"][0:0] = [
+        {"cell_type": "markdown", "metadata": {}, "source": (
+            '<a href="https://colab.research.google.com/github/x/y.ipynb"><img src='
+            '"https://colab.research.google.com/assets/colab-badge.svg" alt="Open In Colab"/>'
+            "</a>\n\nEach $\\mathbf{x}_{n}\\in\\mathbb{R}^{D}$ is a column, and\n\n"
+            "$$X' = V \\cdot \\mathrm{Softmax}[K^\\top Q]$$")},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+         "source": "long = [" + ", ".join(str(n) for n in range(200)) + "]"}]
+    submission = tmp_path / "alice.ipynb"
+    submission.write_text(json.dumps(notebook), encoding="utf-8")
+    result = grading.grade(submission, registry.get("udl_attention"))
+    page = tmp_path / "alice.feedback.html"
+    written, why = feedback_files.content(result, submission, "", page)
+    assert written is not None, why
+    page.write_text(written, encoding="utf-8")
+
+    browser.set_window_size(1000, 900)
+    browser.get(page.as_uri())
+    body = browser.find_element(By.TAG_NAME, "body").text
+    assert "\\mathbf" not in body and "$$" not in body and "[Open In Colab]" in body
+    maths = browser.find_elements(By.TAG_NAME, "math")
+    assert len(maths) >= 2
+    for math in maths[:2]:
+        browser.execute_script("arguments[0].scrollIntoView()", math)
+        assert math.size["width"] > 10 and math.size["height"] > 5, math.size
+        assert _ink(math.screenshot_as_png) > 20  # drawn, not an empty box
+    broken = browser.execute_script(
+        "return [...document.images].filter(i => !i.complete || i.naturalWidth === 0)"
+        ".map(i => i.outerHTML.slice(0, 80))")
+    assert broken == []
+    wide = browser.execute_script(
+        "return [...document.querySelectorAll('pre')].filter("
+        "p => p.scrollWidth > p.clientWidth + 1).length")
+    assert wide == 0  # every line of code wraps, none runs off the page
+    cells = browser.find_elements(By.CSS_SELECTOR, "section.grader-feedback")
+    links = cells[0].find_elements(By.CSS_SELECTOR, 'a[href^="#feedback-"]')
+    assert len(links) == 5
+    for link in links:
+        target = link.get_attribute("href").split("#", 1)[1]
+        (cell,) = browser.find_elements(By.ID, target)
+        assert "grader-feedback" in cell.get_attribute("class")
+    passed = cells[0].find_element(By.CSS_SELECTOR, ".grader-verdict.grader-passed")
+    failed = cells[0].find_element(By.CSS_SELECTOR, ".grader-verdict.grader-failed")
+    assert passed.value_of_css_property("color") == "rgba(11, 102, 35, 1)"
+    assert failed.value_of_css_property("color") == "rgba(164, 22, 26, 1)"
+    multihead = next(c for c in cells if c.get_attribute("data-grader-exercises")
+                     == "multihead_scaled_self_attention")
+    maps = multihead.find_elements(By.TAG_NAME, "img")
+    assert len(maps) == 2
+    for heatmap in maps:
+        browser.execute_script("arguments[0].scrollIntoView()", heatmap)
+        assert heatmap.get_attribute("alt").startswith(("expected output", "your output"))
+        assert browser.execute_script("return arguments[0].naturalWidth", heatmap) > 100
+        assert _ink(heatmap.screenshot_as_png) > 500
+    assert browser.execute_script(
+        "return performance.getEntriesByType('resource').map(e => e.name)") == []
+    ARTIFACTS.mkdir(exist_ok=True)
+    assert browser.save_screenshot(str(ARTIFACTS / "feedback-math.png"))

@@ -82,7 +82,10 @@ def test_a_feedback_cell_follows_each_exercise_and_each_failing_cell(alice):
                      and c["metadata"][feedback.KEY]["exercises"] == [
                          "multihead_scaled_self_attention"])
     text = source(multihead)
-    assert text.startswith("### multihead\\_scaled\\_self\\_attention: failed, 0 / 5 points")
+    assert text.startswith('### multihead\\_scaled\\_self\\_attention: <span class="grader-'
+                           'verdict grader-failed">✗ failed</span>, 0 / 5 points')
+    # The report's heatmaps, attached as SVG: Jupyter and the page draw them alike.
+    assert "![expected output: a 8 by 6 matrix" in text and "(attachment:heatmap-1.svg)" in text
     assert "**Likely mistake:** Each head's attention matrix is applied transposed" in text
     assert "Mismatched elements: 48 / 48" in text
     assert "Fails the same way: small (hidden), wide (hidden)." in text
@@ -120,11 +123,13 @@ def test_an_exercise_no_cell_defines_is_spoken_of_at_the_end(make_submission):
     defined = definitions.defining_cells(loading.load(path), UDL_NAMES)
     cells = feedback.annotate(result, notebook, defined)["cells"]
     assert [ours(c) for c in cells] == [True, False, False, True, True]
-    assert source(cells[3]).startswith("### softmax: passed, 1 / 1 points")
+    assert source(cells[3]).startswith(
+        '### softmax: <span class="grader-verdict grader-passed">✓ passed</span>, 1 / 1 points')
     assert cells[3]["metadata"][feedback.KEY]["feedback"] == "passed"
     last = source(cells[4])
     assert last.startswith("### Not defined in any cell")
-    assert "### self\\_attention: missing, 0 / 2 points" in last
+    assert ('### self\\_attention: <span class="grader-verdict grader-missing">? missing</span>, '
+            "0 / 2 points") in last
 
 
 HOSTILE_MD = ("# Mine\n<script>document.title='pwned'</script>\n"

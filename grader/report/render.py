@@ -83,7 +83,7 @@ def cautions(exercise: ExerciseResult) -> tuple[str, ...]:
 def environment() -> Environment:
     """Templates with autoescaping for HTML and undefined names as errors."""
     env = Environment(loader=PackageLoader("grader", "templates"),
-                      autoescape=select_autoescape(["html", "html.j2"]),
+                      autoescape=select_autoescape(["html", "html.j2", "svg.j2"]),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                       keep_trailing_newline=True)
     env.filters["md"] = md_escape
