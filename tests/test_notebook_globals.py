@@ -89,9 +89,8 @@ def test_the_h_d_global_is_named_instead_of_wrong_scale(make_submission):
         assert checks[name].diagnosis.message == vocabulary.OWN_DIAGNOSES["uses-global"]
         assert checks[name].detail.endswith(
             "multihead_scaled_self_attention reads the notebook's global H_D = 4, where "
-            f"omega_v1.shape[0] is {size}: take sizes from the shapes of the inputs inside the "
-            "function, never from the notebook's globals, which fit only the notebook's "
-            "example.")
+            f"omega_v1.shape[0] is {size}. Take sizes from the shapes of the inputs inside the "
+            "function: the notebook's globals fit only its example.")
     # D = 4 in the small case, so sqrt(H_D) equals the sqrt(D) of `wrong-scale`: not said.
     assert all(c.diagnosis is None or c.diagnosis.id != "wrong-scale" for c in multihead.checks)
 

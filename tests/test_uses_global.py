@@ -63,11 +63,10 @@ def checks(ex, reads):
     return {c.name: c for c in found}
 
 
-AMBIGUOUS = ("dot_product_attention reads the notebook's global d = 2, the size of more than "
-             "one axis of the inputs in the notebook's example (which one it stands for "
-             "cannot be told), and this case's inputs have other sizes: take sizes from the "
-             "shapes of the inputs inside the function, never from the notebook's globals, "
-             "which fit only the notebook's example.")
+AMBIGUOUS = ("dot_product_attention reads the notebook's global d = 2, the size of several "
+             "axes in the notebook's example, which this case's inputs do not have. Take sizes "
+             "from the shapes of the inputs inside the function: the notebook's globals fit "
+             "only its example.")
 
 
 def test_batch_equal_to_d_in_the_example_names_no_axis_and_every_failing_check_says_so():
@@ -90,9 +89,8 @@ def test_an_example_that_tells_the_sizes_apart_names_the_axis():
         # keys.shape[2] is d too, in every case: one size, named by its first axis
         assert failing[name] == (
             f"dot_product_attention reads the notebook's global d = 2, where "
-            f"queries.shape[2] is {d}: take sizes from the shapes of the inputs inside the "
-            "function, never from the notebook's globals, which fit only the notebook's "
-            "example.")
+            f"queries.shape[2] is {d}. Take sizes from the shapes of the inputs inside the "
+            "function: the notebook's globals fit only its example.")
 
 
 def test_no_diagnosis_where_every_size_the_global_may_stand_for_is_its_value():

@@ -156,16 +156,15 @@ def uses_global(exercise: Exercise, reads: Mapping[str, tuple[float, ...]],
                 found.append(f"the notebook's global {name} = {value:g}, where "
                              f"{_axis(exercise, place)} is {size}")
             else:
-                found.append(f"the notebook's global {name} = {value:g}, the size of more "
-                             "than one axis of the inputs in the notebook's example (which "
-                             "one it stands for cannot be told), and this case's inputs have "
-                             "other sizes")
+                found.append(f"the notebook's global {name} = {value:g}, the size of "
+                             "several axes in the notebook's example, which this case's inputs "
+                             "do not have")
             break
     if not found:
         return None
-    return Diagnosis(USES_GLOBAL, f"{exercise.name} reads " + ", and ".join(found) + ": take "
-                     "sizes from the shapes of the inputs inside the function, never from the "
-                     "notebook's globals, which fit only the notebook's example.")
+    return Diagnosis(USES_GLOBAL, f"{exercise.name} reads " + ", and ".join(found) + ". Take "
+                     "sizes from the shapes of the inputs inside the function: the notebook's "
+                     "globals fit only its example.")
 
 
 def hard_coded(exercise: Exercise, written: Sequence[Written], inputs: tuple[Any, ...],
@@ -199,8 +198,8 @@ def hard_coded(exercise: Exercise, written: Sequence[Written], inputs: tuple[Any
                 said = (f"stands for {axis}, which is {value:g} in the notebook's example, "
                         f"but {size} in this case")
         else:
-            said = ("is a size of the notebook's example (or the square root of one; which "
-                    "one it stands for cannot be told), and this case's inputs have other sizes")
+            said = ("is a size of the notebook's example, or the square root of one, that this "
+                    "case's inputs do not have")
         found.setdefault((number.value, said), []).append(number.line)
     texts = []
     for (value, said), lines in found.items():
