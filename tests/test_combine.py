@@ -268,3 +268,27 @@ def test_grade_run_keeps_the_other_file_when_the_grader_fails_on_one(
     assert (code, document["status"], document["score"]) == (0, "graded", ALONE["12_1"])
     assert document["files"] == [str(path) for path in parts]
     assert f"{parts[1]}: could not be graded (a bug of ours)" in json.dumps(document["cells"])
+
+
+def test_an_exercise_in_neither_file_comes_from_the_file_of_its_part():
+    """Two files, each one part, neither defining multi-head: it is part 2's and missing
+    there, never "not handed in" as part 1's file says of it."""
+    from grader.model import Visibility
+    from grader.results import CheckResult, ExerciseResult
+
+    def result(name: str, handed_in: bool) -> Result:
+        check = CheckResult("notebook-example", Visibility.PUBLIC, False, 0.0, 0.0,
+                            CheckStatus.MISSING, "not defined")
+        exercise = ExerciseResult("multihead_scaled_self_attention", CheckStatus.MISSING, 0.0,
+                                  5.0, (check,), part="part 2 (udl_attention_12_2.ipynb)",
+                                  handed_in=handed_in)
+        others = tuple(ExerciseResult(e.name, CheckStatus.PASSED, 0.0, 0.0, ())
+                       for e in UDL.exercises[:-1])
+        return Result(assignment=UDL.name, submission=name, status=ResultStatus.GRADED,
+                      score=0.0, max_score=10.0, duration_s=0.0, exercises=(*others, exercise))
+
+    first, second = result("a_1.ipynb", False), result("a_2.ipynb", True)
+    for order in ((first, second), (second, first)):
+        combined = combine.best_of(UDL, list(order))
+        chosen = combined.exercises[-1]
+        assert (chosen.handed_in, chosen.file) == (True, "a_2.ipynb")

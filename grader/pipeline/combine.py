@@ -29,10 +29,12 @@ def digest(hashes: Sequence[str]) -> str:
 
 def _rank(exercise: Exercise, result: Result, graded: ExerciseResult) -> tuple:
     """Higher is better: points, then checks passed (advice included), then a function that
-    is at least defined, then the file being the notebook the declaration names."""
+    is at least defined, then a file that is the exercise's part (`handed_in`), then the file
+    being the notebook the declaration names."""
     passed = sum(check.passed for check in graded.checks)
     declared = bool(exercise.notebook) and Path(result.submission).name == exercise.notebook
-    return (graded.score, passed, graded.status is not CheckStatus.MISSING, declared)
+    return (graded.score, passed, graded.status is not CheckStatus.MISSING, graded.handed_in,
+            declared)
 
 
 def best_of(assignment: Assignment, results: Sequence[Result]) -> Result:
