@@ -63,9 +63,8 @@ def test_each_part_alone_scores_only_its_own_exercises(parts):
     assert (first.score, second.score) == (ALONE["12_1"], ALONE["12_2"])
     multihead = first.exercises[-1]
     assert multihead.status is CheckStatus.MISSING
-    assert multihead.checks[0].message == ("no function named multihead_scaled_self_attention "
-                                           "is defined (it belongs in "
-                                           "udl_attention_12_2.ipynb)")
+    assert (multihead.handed_in, multihead.part) == (False, "part 2 (udl_attention_12_2.ipynb)")
+    assert multihead.checks[0].message == "part 2 not handed in (udl_attention_12_2.ipynb)"
 
 
 def test_both_parts_score_each_exercise_from_its_best_file(parts):

@@ -321,7 +321,9 @@ def test_a_hidden_number_in_a_message_is_caught(worlds, zygotes, make_submission
 
     def leaky(check, exercise, public):
         closed = original(check, exercise, public)
-        number = re.search(r"\d+\.\d+", check.detail or check.message)
+        said = [line for line in (check.detail or check.message).splitlines()
+                if not line.startswith("A value counts as close")]  # the case's tolerance
+        number = re.search(r"\d+\.\d+", "\n".join(said))
         if check.visibility is Visibility.HIDDEN and not check.passed and number:
             closed = dataclasses.replace(closed, message=closed.message + number.group())
         return closed
