@@ -126,3 +126,16 @@ def test_grade_runs_module_imports_no_report_renderer_or_authoring():
         "grader.authoring", "grader.report.html", "grader.report.markdown",
         "grader.gradebook", "grader.term", "grader.batch", "grader.classreport",
         "grader.gradescope", "grader.ingest", "grader.similarity"))] == []
+
+
+def test_grade_run_imports_what_it_needs_when_it_needs_it():
+    notebook = ROOT / "tests" / "corpus" / "udl_attention" / "loops.ipynb"
+    imported = _imported_after(
+        "import io; from grader.cli import app; "
+        f"assert app.run(['run', {str(notebook)!r}], io.StringIO(), io.StringIO()) == 0")
+    assert "grader.pipeline.grading" in imported and "numpy" in imported
+    # A terminal's colours, plugins' entry points, the JSON of --json, a release's check data,
+    # the report templates: none of them was asked for.
+    assert {"rich", "importlib.metadata", "concurrent.futures", "logging", "jinja2",
+            "nbformat", "grader.result_json", "grader.course.checkfile",
+            "grader.report.html"}.isdisjoint(imported)
