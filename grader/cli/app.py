@@ -17,14 +17,15 @@ from grader.errors import GraderError
 if TYPE_CHECKING:
     from grader.sandbox.zygote import Zygotes
 
-COMMANDS = ("run", "check", "batch")
-"""The commands that grade here, with the engine of `--engine`."""
+COMMANDS = ("run", "check")
+"""The commands that grade in this process, with the engine of `--engine` (a batch grades in
+job processes, each with zygotes of its own: `grader.batch.processes`)."""
 
 
 def wants_zygote(args: argparse.Namespace) -> bool:
-    """Whether the parsed command grades here with the fork server (`--engine fast`, the
-    default); a batch on a Dask cluster grades on the cluster's workers, not here."""
-    if args.command not in COMMANDS or getattr(args, "dask", None):
+    """Whether the parsed command grades in this process with the fork server (`--engine
+    fast`, the default)."""
+    if args.command not in COMMANDS:
         return False
     from grader.sandbox.limits import Engine  # imported by the parse of such a command
 
