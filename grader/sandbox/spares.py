@@ -32,8 +32,10 @@ from grader.sandbox.resources import Resources
 from grader.sandbox.transport import PipeTransport, WorkerStart
 from grader.sandbox.zygote import Zygotes
 
-READY_PER_KIND = 2
-"""Spare workers kept ready for one kind of worker (a batch of two jobs takes two at once)."""
+READY_PER_KIND = 1
+"""Spare workers kept ready for one kind of worker: every process that grades (`grade run`,
+`grade serve`, each job process of a batch, a Dask worker of one thread) grades one submission at
+a time."""
 
 
 @dataclass(frozen=True)
