@@ -46,6 +46,25 @@ def test_only_commands_that_fork_from_the_zygote_start_it(argv, wanted, monkeypa
             zygotes.client(None, ())
 
 
+@pytest.mark.parametrize("argv, early", [
+    (["run", "a.ipynb"], True),
+    (["check", "a.ipynb", "--timeout", "3", "--json", "r.json"], True),
+    (["run", "a.ipynb", "--engine", "fast"], False),  # the parse decides
+    (["run", "a.ipynb", "--eng=kernel"], False),  # a prefix of --engine
+    (["run", "a.ipynb", "--each"], False),
+    (["run", "--help"], False),
+    (["run", "-h"], False),
+    (["batch", "subs", "--assignment", "udl_attention", "--out", "graded"], False),
+    (["doctor"], False),
+    ([], False),
+])
+def test_a_command_line_boots_its_zygote_before_the_parse_only_when_it_surely_forks(argv,
+                                                                                    early):
+    assert app.surely_forks(argv) is early
+    if early:  # what the parse then says agrees
+        assert app.wants_zygote(parse(argv))
+
+
 @pytest.mark.parametrize("argv, code, printed", [
     (["run", "a.ipynb", "--engine"], 2, "argument --engine: expected one argument"),
     (["run", "a.ipynb", "--engine", "warp"], 2,

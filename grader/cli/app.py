@@ -42,10 +42,25 @@ def own_zygotes(args: argparse.Namespace, stack: contextlib.ExitStack,
     if wants_zygote(args) and given is not None:
         args.zygotes = given
     elif wants_zygote(args):
-        from grader.sandbox.zygote import Zygotes
+        args.zygotes = _started(stack)
 
-        args.zygotes = stack.enter_context(Zygotes())
-        args.zygotes.prestart(())  # the assignments of the book need no preload but numpy
+
+def _started(stack: contextlib.ExitStack) -> Zygotes:
+    """Zygotes booting in the background, stopped when `stack` closes."""
+    from grader.sandbox.zygote import Zygotes
+
+    zygotes = stack.enter_context(Zygotes())
+    zygotes.prestart(())  # the assignments of the book need no preload but numpy
+    return zygotes
+
+
+def surely_forks(argv: Sequence[str]) -> bool:
+    """Whether a command line, before it is parsed, can only be `grade run` or `grade check`
+    with the fork server: no option that may be `--engine` (argparse takes any prefix of a
+    long option) and no `--help`. Its zygote then boots during the parse; a command line the
+    parse refuses stops it."""
+    return bool(argv) and argv[0] in COMMANDS and not any(
+        arg.startswith(("--e", "-h", "--h")) for arg in argv[1:])
 
 
 def handler(args: argparse.Namespace) -> Callable[[argparse.Namespace, TextIO], int]:
@@ -69,9 +84,11 @@ def run(argv: Sequence[str], out: TextIO, err: TextIO, zygotes: Zygotes | None =
     if token:
         out.write(f"::stop-commands::{token}\n")
     try:
-        args = parser.parse(argv)
-        args.err = err  # for warnings that must not mix with a command's output on stdout
         with contextlib.ExitStack() as stack:
+            if zygotes is None and surely_forks(argv):
+                zygotes = _started(stack)
+            args = parser.parse(argv)
+            args.err = err  # for warnings that must not mix with a command's output on stdout
             own_zygotes(args, stack, zygotes)
             return int(handler(args)(args, out))
     except parser.Shown as shown:
