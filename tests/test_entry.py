@@ -19,7 +19,7 @@ BATCH = ["batch", "subs", "--assignment", "udl_attention", "--out", "graded"]
 
 @pytest.mark.parametrize("argv, wanted", [
     (["run", "a.ipynb"], True),
-    ([*BATCH, "--engine", "fast"], True),
+    ([*BATCH, "--engine", "fast"], False),  # each job process has zygotes of its own
     (["check", "a.ipynb", "--engine=fast"], True),
     (["run", "a.ipynb", "--engine", "kernel"], False),
     (["run", "a.ipynb", "--engine=fresh"], False),
@@ -44,6 +44,25 @@ def test_only_commands_that_fork_from_the_zygote_start_it(argv, wanted, monkeypa
         assert zygotes.running() == {}
         with pytest.raises(zygote.ZygoteLost, match="its command has finished"):
             zygotes.client(None, ())
+
+
+@pytest.mark.parametrize("argv, early", [
+    (["run", "a.ipynb"], True),
+    (["check", "a.ipynb", "--timeout", "3", "--json", "r.json"], True),
+    (["run", "a.ipynb", "--engine", "fast"], False),  # the parse decides
+    (["run", "a.ipynb", "--eng=kernel"], False),  # a prefix of --engine
+    (["run", "a.ipynb", "--each"], False),
+    (["run", "--help"], False),
+    (["run", "-h"], False),
+    (["batch", "subs", "--assignment", "udl_attention", "--out", "graded"], False),
+    (["doctor"], False),
+    ([], False),
+])
+def test_a_command_line_boots_its_zygote_before_the_parse_only_when_it_surely_forks(argv,
+                                                                                    early):
+    assert app.surely_forks(argv) is early
+    if early:  # what the parse then says agrees
+        assert app.wants_zygote(parse(argv))
 
 
 @pytest.mark.parametrize("argv, code, printed", [
@@ -126,3 +145,16 @@ def test_grade_runs_module_imports_no_report_renderer_or_authoring():
         "grader.authoring", "grader.report.html", "grader.report.markdown",
         "grader.gradebook", "grader.term", "grader.batch", "grader.classreport",
         "grader.gradescope", "grader.ingest", "grader.similarity"))] == []
+
+
+def test_grade_run_imports_what_it_needs_when_it_needs_it():
+    notebook = ROOT / "tests" / "corpus" / "udl_attention" / "loops.ipynb"
+    imported = _imported_after(
+        "import io; from grader.cli import app; "
+        f"assert app.run(['run', {str(notebook)!r}], io.StringIO(), io.StringIO()) == 0")
+    assert "grader.pipeline.grading" in imported and "numpy" in imported
+    # A terminal's colours, plugins' entry points, the JSON of --json, a release's check data,
+    # the report templates: none of them was asked for.
+    assert {"rich", "importlib.metadata", "concurrent.futures", "logging", "jinja2",
+            "nbformat", "grader.result_json", "grader.course.checkfile",
+            "grader.report.html"}.isdisjoint(imported)

@@ -94,3 +94,34 @@ def test_duplicate_assignment_names_are_refused(tmp_path, monkeypatch):
     monkeypatch.setenv(registry.ENV_FOLDERS, str(tmp_path))
     with pytest.raises(SpecError, match="'udl_attention' is already declared"):
         registry.assignments()
+
+
+def _plugin(site, folder: str, name: str) -> None:
+    """An installed distribution whose entry point declares `relu_unit` (from `module`)."""
+    (site / "relu_plugin.py").write_text(DECLARATION)
+    info = site / folder
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        f"[{registry.ENTRY_POINT_GROUP}]\nrelu_unit = relu_plugin:ASSIGNMENT\n")
+
+
+@pytest.mark.parametrize("folder", ["relu_plugin-1.0.dist-info", "Relu_Plugin.egg-info"])
+def test_an_installed_package_adds_an_assignment_by_its_entry_point(tmp_path, monkeypatch,
+                                                                     folder):
+    assert registry._may_have_plugins() is False  # this environment installs none
+    _plugin(tmp_path, folder, "relu-plugin")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert registry._may_have_plugins() is True
+    assert registry.get("relu_unit").exercise("relu").points == 1
+
+
+def test_entry_points_of_other_groups_bring_no_metadata_reader(tmp_path, monkeypatch):
+    (tmp_path / "other-1.0.dist-info").mkdir()
+    (tmp_path / "other-1.0.dist-info" / "entry_points.txt").write_text(
+        "[console_scripts]\nother = other:main\n")
+    (tmp_path / "a.zip").write_bytes(b"")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert registry._may_have_plugins() is False
+    monkeypatch.syspath_prepend(str(tmp_path / "a.zip"))  # read inside only by the reader
+    assert registry._may_have_plugins() is True

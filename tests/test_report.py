@@ -161,6 +161,30 @@ def test_terminal_summary_without_and_with_colour():
     assert "\x1b[" in coloured
 
 
+TRICKY = ("[bold]not bold[/] [red]x[/red] \\[y] :smile: \t tab \u2603 \u5bbd\u5b57 "
+          "trailing  ")
+
+
+@pytest.mark.parametrize("graded", [
+    result(), public_only(), result(show_hidden_after="2030-01-01", hidden_shown=True),
+    result(submission=TRICKY, cells=(CellResult(1, CellStatus.CRASHED, TRICKY, file=TRICKY),)),
+    result(exercises=(ExerciseResult("softmax", CheckStatus.MISSING, 0.0, 1.0, (CheckResult(
+        "x", Visibility.PUBLIC, False, 0.0, 1.0, CheckStatus.MISSING, TRICKY),), file=TRICKY),)),
+    result(exercises=(replace(result().exercises[0], provided=True, checks=tuple(
+        replace(c, message=f"{TRICKY}\n{TRICKY}", caution=TRICKY)
+        for c in result().exercises[0].checks)),)),
+    Result("attention_basics", TRICKY, ResultStatus.ERROR, 0.0, 4.5, 0.1, error=TRICKY),
+], ids=["graded", "public", "hidden-shown", "tricky-cell", "missing", "unscored", "error"])
+def test_the_plain_summary_is_what_rich_prints_without_colour(graded):
+    for verbose in (False, True):
+        summary = terminal.lines(graded, verbose)
+        assert terminal.plain(summary) == terminal.coloured(summary, color=False)
+        assert terminal.render(graded, verbose=verbose) == terminal.plain(summary)
+    # Markup and emoji codes in a result are printed as the characters they are.
+    shown = "[bold]not bold[/] [red]x[/red] \\[y] :smile:"
+    assert (shown in terminal.render(graded)) == (shown in repr(graded).replace("\\\\", "\\"))
+
+
 @pytest.mark.parametrize("value, ink", [(1.0, "#ffffff"), (0.0, "#000000"), (-1.0, "#ffffff")])
 def test_heatmap_text_keeps_contrast(value, ink):
     drawn = heatmap.heatmap(np.array([[value]]), np.array([[False]]), "x", 1.0)

@@ -5,8 +5,9 @@ the same hash is skipped unless `force` is set. A submission graded again is com
 what was recorded before it is overwritten (`grader.batch.regrade`): the changes are in
 the summary and in OUT/regrade-<timestamp>.json.
 
-Where the submissions are graded is a `Pool`: threads of this process (`Threads`), or a Dask
-cluster (`grader.batch.distributed`). Finding, recording, resuming and reporting are the same.
+Where the submissions are graded is a `Pool`: processes forked from this one, one per job
+(`grader.batch.processes`), or a Dask cluster (`grader.batch.distributed`). Finding, recording,
+resuming and reporting are the same, here, in the batch's process.
 """
 
 from __future__ import annotations
@@ -15,15 +16,15 @@ import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from contextlib import ExitStack
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
 from grader import result_json, text
 from grader.batch import finding, regrade, times
-from grader.batch.jobs import Graded, Job, Pool, grade_job
+from grader.batch.jobs import Graded, Job, Pool
+from grader.batch.processes import Processes
 from grader.gradebook import Gradebook, identities, origins
 from grader.model import Assignment
 from grader.pipeline import grading
@@ -31,7 +32,6 @@ from grader.report.files import report_path
 from grader.results import Result, ResultStatus
 from grader.sandbox import isolation
 from grader.sandbox.limits import Limits
-from grader.sandbox.zygote import Zygotes
 
 CHECK_EVERY_S = 5.0
 """While no result comes, the pool is asked this often whether it can still grade."""
@@ -82,40 +82,6 @@ def write_outputs(out: Path, job: Job, graded: Graded, feedback: Limits | None =
             target.write_text(page, encoding="utf-8")
 
 
-class Threads:
-    """`jobs` threads of this process, sharing the command's zygotes (or their own)."""
-
-    label = "grading"
-
-    def __init__(self, jobs: int, assignment: Assignment, options: grading.Options) -> None:
-        self.jobs, self.assignment, self.options = max(1, jobs), assignment, options
-        self._stack = ExitStack()
-
-    def __enter__(self) -> Threads:
-        self._stored = grading.ready(self.assignment, self.options)
-        with ExitStack() as stack:
-            if self.options.zygotes is None:
-                zygotes = stack.enter_context(Zygotes())
-                self.options = replace(self.options, zygotes=zygotes)
-            self._pool = stack.enter_context(ThreadPoolExecutor(max_workers=self.jobs))
-            self._stack = stack.pop_all()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stack.close()
-
-    def width(self) -> int:
-        """The number of threads."""
-        return self.jobs
-
-    def submit(self, job: Job) -> Future[Graded]:
-        """Grade it in a thread."""
-        return self._pool.submit(grade_job, job, self.assignment, self.options, self._stored)
-
-    def check(self) -> None:
-        """Threads of this process always grade on."""
-
-
 def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
         options: grading.Options, force: bool = False, pattern: re.Pattern[str] | None = None,
         progress: TextIO | None = None, dask: str | None = None,
@@ -124,10 +90,10 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
         given: times.Times | None = None) -> Summary:
     """Grade every submission in `folder` (a folder or a zip, read as `platform`'s layout or
     as the one recognised) that the gradebook in `out` does not have yet, `jobs` at a time
-    here, or on the Dask cluster at `dask` (an address, or local:N); with `feedback`, each
-    notebook's feedback page too (`write_outputs`). `roster` maps a Git repository's name to
-    its student. `given` times replace the download's (and are set on recorded submissions
-    without grading them again)."""
+    in processes of this machine, or on the Dask cluster at `dask` (an address, or local:N);
+    with `feedback`, each notebook's feedback page too (`write_outputs`). `roster` maps a Git
+    repository's name to its student. `given` times replace the download's (and are set on
+    recorded submissions without grading them again)."""
     started = time.monotonic()
     options = replace(options, closed=(
         *options.closed,
@@ -136,7 +102,7 @@ def run(folder: Path, assignment: Assignment, out: Path, jobs: int,
                          "and every student's reports")))
     pool: Pool
     if dask is None:
-        pool = Threads(jobs, assignment, options)
+        pool = Processes(jobs, assignment, options)
     else:
         import grader.batch.distributed  # Dask is an optional extra
 

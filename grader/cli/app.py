@@ -17,14 +17,15 @@ from grader.errors import GraderError
 if TYPE_CHECKING:
     from grader.sandbox.zygote import Zygotes
 
-COMMANDS = ("run", "check", "batch")
-"""The commands that grade here, with the engine of `--engine`."""
+COMMANDS = ("run", "check")
+"""The commands that grade in this process, with the engine of `--engine` (a batch grades in
+job processes, each with zygotes of its own: `grader.batch.processes`)."""
 
 
 def wants_zygote(args: argparse.Namespace) -> bool:
-    """Whether the parsed command grades here with the fork server (`--engine fast`, the
-    default); a batch on a Dask cluster grades on the cluster's workers, not here."""
-    if args.command not in COMMANDS or getattr(args, "dask", None):
+    """Whether the parsed command grades in this process with the fork server (`--engine
+    fast`, the default)."""
+    if args.command not in COMMANDS:
         return False
     from grader.sandbox.limits import Engine  # imported by the parse of such a command
 
@@ -41,10 +42,25 @@ def own_zygotes(args: argparse.Namespace, stack: contextlib.ExitStack,
     if wants_zygote(args) and given is not None:
         args.zygotes = given
     elif wants_zygote(args):
-        from grader.sandbox.zygote import Zygotes
+        args.zygotes = _started(stack)
 
-        args.zygotes = stack.enter_context(Zygotes())
-        args.zygotes.prestart(())  # the assignments of the book need no preload but numpy
+
+def _started(stack: contextlib.ExitStack) -> Zygotes:
+    """Zygotes booting in the background, stopped when `stack` closes."""
+    from grader.sandbox.zygote import Zygotes
+
+    zygotes = stack.enter_context(Zygotes())
+    zygotes.prestart(())  # the assignments of the book need no preload but numpy
+    return zygotes
+
+
+def surely_forks(argv: Sequence[str]) -> bool:
+    """Whether a command line, before it is parsed, can only be `grade run` or `grade check`
+    with the fork server: no option that may be `--engine` (argparse takes any prefix of a
+    long option) and no `--help`. Its zygote then boots during the parse; a command line the
+    parse refuses stops it."""
+    return bool(argv) and argv[0] in COMMANDS and not any(
+        arg.startswith(("--e", "-h", "--h")) for arg in argv[1:])
 
 
 def handler(args: argparse.Namespace) -> Callable[[argparse.Namespace, TextIO], int]:
@@ -68,9 +84,11 @@ def run(argv: Sequence[str], out: TextIO, err: TextIO, zygotes: Zygotes | None =
     if token:
         out.write(f"::stop-commands::{token}\n")
     try:
-        args = parser.parse(argv)
-        args.err = err  # for warnings that must not mix with a command's output on stdout
         with contextlib.ExitStack() as stack:
+            if zygotes is None and surely_forks(argv):
+                zygotes = _started(stack)
+            args = parser.parse(argv)
+            args.err = err  # for warnings that must not mix with a command's output on stdout
             own_zygotes(args, stack, zygotes)
             return int(handler(args)(args, out))
     except parser.Shown as shown:

@@ -3,10 +3,12 @@
 A warm zygote takes about as long to start (an interpreter that imports numpy) as the
 `grade` command takes to import its own modules; started first, in the background, the two
 overlap, and a `grade run` on one notebook finishes that much sooner. So `grader.cli.app`
-parses the command line first (`grader.cli.parser` imports nothing heavy), gives a command
-that grades here its zygotes, started at once, and only then imports and runs the command's
-modules; the command stops them when it is done. Before all that, `grade run` and `grade
-check` are handed to a running `grade serve` of this grader (`served`), when there is one.
+starts the zygotes of a command line that can only be `grade run` or `grade check` on the
+fork server before it even parses it (`app.surely_forks`), those of any other command that
+grades here right after the parse (`grader.cli.parser` imports nothing heavy), and only then
+imports and runs the command's modules; the command stops them when it is done. Before all
+that, `grade run` and `grade check` are handed to a running `grade serve` of this grader
+(`served`), when there is one.
 """
 
 from __future__ import annotations

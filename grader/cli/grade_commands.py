@@ -9,12 +9,13 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from grader import result_json, text
+from grader import text
 from grader.cli import parser
 from grader.cli.output import write
-from grader.course import checkfile, references, registry
+from grader.course import registry
+from grader.course.layout import CHECK_SUFFIX
 from grader.errors import UsageError
 from grader.model import Assignment
 from grader.pipeline import grading, submissions
@@ -22,6 +23,9 @@ from grader.pipeline.grading import Options
 from grader.report import terminal
 from grader.report.files import report_path
 from grader.results import CheckStatus, Result, ResultStatus
+
+if TYPE_CHECKING:
+    from grader.course import references
 
 MAX_SUMMARY = 1 << 20
 
@@ -44,8 +48,8 @@ def options(args: argparse.Namespace, public_only: bool) -> Options:
 
 def _released(path: Path) -> list[str]:
     """The assignments whose check data `grade release` put beside `path`."""
-    return [p.name.removesuffix(checkfile.SUFFIX)
-            for p in sorted(path.parent.glob(f"*{checkfile.SUFFIX}"))]
+    return [p.name.removesuffix(CHECK_SUFFIX)
+            for p in sorted(path.parent.glob(f"*{CHECK_SUFFIX}"))]
 
 
 def _known(path: Path, public_only: bool) -> list[str] | None:
@@ -63,7 +67,7 @@ def _assignment(name: str, group: list[Path], how: Options
     expected outputs)."""
     if not how.public_only or name in registry.assignments():
         return registry.get(name), None
-    beside = [path.parent / f"{name}{checkfile.SUFFIX}" for path in group]
+    beside = [path.parent / f"{name}{CHECK_SUFFIX}" for path in group]
     data = next((found for found in beside if found.is_file()), None)
     if data is None:
         known = ", ".join(sorted(registry.assignments()))
@@ -71,6 +75,8 @@ def _assignment(name: str, group: list[Path], how: Options
                          f"there is no {beside[0].name} beside {group[0]} (`grade release` "
                          "puts it beside the notebook); check the spelling, or ask for the "
                          "assignment's files again")
+    from grader.course import checkfile  # a release's check data: `grade check` only
+
     assignment, stored = checkfile.read(data)
     return assignment, grading.ready(assignment, how, stored)
 
@@ -119,6 +125,8 @@ def _students(plan: list[tuple[Path, str | None]], each: bool
 
 def _write_outputs(args: argparse.Namespace, results: list[Result]) -> None:
     if args.json:
+        from grader import result_json
+
         instructor = getattr(args, "instructor", False)
         data = (result_json.to_dict(results[0], instructor) if len(results) == 1 else
                 {"schema": "grader.results/1",

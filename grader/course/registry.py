@@ -5,27 +5,79 @@ Assignments come from the modules of `grader.assignments`, from the entry-point 
 the folders named by the environment variable `GRADER_ASSIGNMENTS` (separated by `os.pathsep`;
 the `Layout`'s `declaration_folders`).
 Each such module defines `ASSIGNMENT = Assignment(...)`.
+
+Entry points are read by `importlib.metadata`, which parses every installed distribution's
+metadata; a `grade run` would pay for it about a fifth of numpy's import. So a plain look at the
+`entry_points.txt` files it would read (`_may_have_plugins`) comes first, and only a file that
+names the group, or anything such a look cannot read (a zip on the path, another finder of
+distributions), brings `importlib.metadata` in.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import importlib.machinery
 import importlib.util
+import os
 import pkgutil
+import sys
 from datetime import datetime
 from functools import cache
-from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from grader import assignments as builtin
 from grader.course.layout import ENV_ASSIGNMENTS, Layout
 from grader.errors import SpecError, UsageError
 from grader.model import Assignment
 
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
 ENTRY_POINT_GROUP = "attention_grader.assignments"
 ENV_FOLDERS = ENV_ASSIGNMENTS
+
+
+def _may_have_plugins() -> bool:
+    """Whether an installed distribution may declare an entry point of `ENTRY_POINT_GROUP`:
+    False only when every `*.dist-info` and `*.egg-info` folder on `sys.path` was read and
+    none has an `entry_points.txt` that names the group."""
+    finders = [finder for finder in sys.meta_path if hasattr(finder, "find_distributions")]
+    if finders != [importlib.machinery.PathFinder]:
+        return True
+    for entry in sys.path:
+        folder = entry or "."
+        if not os.path.isdir(folder):
+            if os.path.exists(folder):
+                return True  # a zip or an egg: importlib.metadata reads inside it
+            continue
+        try:
+            children = [child.name for child in os.scandir(folder)]
+        except OSError:
+            return True
+        for name in children:
+            if not name.lower().endswith((".dist-info", ".egg-info")):
+                continue
+            try:
+                with open(os.path.join(folder, name, "entry_points.txt"), "rb") as file:
+                    if ENTRY_POINT_GROUP.encode() in file.read():
+                        return True
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            except OSError:
+                return True
+    return False
+
+
+def _plugins() -> list[EntryPoint]:
+    """The entry points of `ENTRY_POINT_GROUP`, as `importlib.metadata` finds them."""
+    if not _may_have_plugins():
+        return []
+    from importlib.metadata import entry_points
+
+    return list(entry_points(group=ENTRY_POINT_GROUP))
 
 
 def _from_module(module: ModuleType, origin: str) -> Assignment:
@@ -87,8 +139,7 @@ def assignments() -> dict[str, Assignment]:
         module = importlib.import_module(f"{builtin.__name__}.{info.name}")
         if hasattr(module, "ASSIGNMENT"):  # the others are shared helpers
             found.append((_from_module(module, module.__name__), module.__name__))
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        found.append((entry.load(), f"entry point {entry.name}"))
+    found.extend((entry.load(), f"entry point {entry.name}") for entry in _plugins())
     for folder in Layout.from_environment().declaration_folders:
         for path in sorted(folder.glob("*.py")):
             found.append((_from_file(path), str(path)))

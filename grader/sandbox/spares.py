@@ -21,9 +21,9 @@ starts its own zygote has no next submission to start ahead for.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Hashable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from grader.sandbox import isolation
@@ -32,8 +32,10 @@ from grader.sandbox.resources import Resources
 from grader.sandbox.transport import PipeTransport, WorkerStart
 from grader.sandbox.zygote import Zygotes
 
-READY_PER_KIND = 2
-"""Spare workers kept ready for one kind of worker (a batch of two jobs takes two at once)."""
+READY_PER_KIND = 1
+"""Spare workers kept ready for one kind of worker: every process that grades (`grade run`,
+`grade serve`, each job process of a batch, a Dask worker of one thread) grades one submission at
+a time."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,41 @@ class Spare:
     """Whether it was to be confined (the answer to its `hello` says how)."""
 
 
+class Background:
+    """Tasks run in threads, at most `width` at a time; `shutdown` refuses new ones and waits
+    for the rest. What `ThreadPoolExecutor` gives here, without importing `concurrent.futures`
+    and with it `logging`, which cost a `grade run` a tenth of numpy's import."""
+
+    def __init__(self, width: int) -> None:
+        self._slots = threading.BoundedSemaphore(width)
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._closed = False
+
+    def submit(self, task: Callable[..., object], *args: object) -> None:
+        """Run `task(*args)` in a thread; RuntimeError once shut down."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("shut down")
+            thread = threading.Thread(target=self._run, args=(task, args), name="spare",
+                                      daemon=True)
+            self._threads = [*(t for t in self._threads if t.is_alive()), thread]
+            thread.start()
+
+    def _run(self, task: Callable[..., object], args: tuple[object, ...]) -> None:
+        with self._slots:
+            with contextlib.suppress(Exception):  # nobody waits for its outcome
+                task(*args)
+
+    def shutdown(self) -> None:
+        """Start no more; wait for the tasks started."""
+        with self._lock:
+            self._closed = True
+            threads = list(self._threads)
+        for thread in threads:
+            thread.join()
+
+
 class Spares:
     """The spare workers of one command, by kind, and the workers it is putting away."""
 
@@ -55,7 +92,7 @@ class Spares:
         self._asked: dict[Hashable, int] = {}
         self._lock = threading.Lock()
         self._closed = False
-        self._threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="spare")
+        self._threads = Background(2)
 
     def take(self, kind: Hashable) -> Spare | None:
         """A spare worker of this kind, if one is ready."""
@@ -113,7 +150,7 @@ class Spares:
         """Finish putting workers away, and stop the spares nobody took."""
         with self._lock:
             self._closed = True
-        self._threads.shutdown(wait=True)
+        self._threads.shutdown()
         with self._lock:
             spares = [spare for ready in self._ready.values() for spare in ready]
             self._ready.clear()
