@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from grader.sandbox.inside import processes, protocol, state
-from grader.sandbox.inside.calling import invoke
+from grader.sandbox.inside.calling import invoke, substitute
 from grader.sandbox.inside.cellwarnings import fresh_warnings
 from grader.sandbox.inside.failures import describe, kind
 from grader.sandbox.inside.protocol import Reply
@@ -235,6 +235,7 @@ def _one_call(me: int, namespace: dict[str, Any], header: dict[str, Any],
     reply = {"id": header.get("id")}
     fresh_warnings()
     try:
+        substitute(namespace, value.get("reference"))
         target = namespace[header["name"]]
         result = invoke(target, header["kind"], tuple(value["args"]), value.get("init") or {},
                         header.get("tensors"))
