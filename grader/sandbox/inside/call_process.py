@@ -8,7 +8,9 @@ It says which after its reply (`KEEP` or `LEAVE`: the picture is taken while the
 judges the answer), and the worker reads it before it hands over the next call. Otherwise
 it exits, and the next call gets a fresh fork. Each reply says whether its call was the
 first in its process (`reused`): the tests read it; the student's code can forge it, and no
-grade depends on it. A case is never asked twice (SECURITY.md, "How calls share a process").
+grade depends on it. A case is never asked twice while graded (SECURITY.md, "How calls share
+a process"); once every hidden case has been, a failing one may be asked again with a
+solution's function in place of the submission's own (`calling.substitute`).
 
 The worker also starts a fresh process when it is told to (`fresh`), when the calls change
 group (public cases never share a process with hidden ones) or when a statement ran since the
