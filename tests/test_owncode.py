@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -163,3 +164,9 @@ def test_owncode_says_the_function_in_a_sentence_of_the_assignments_names():
     assert owncode.sentence("MultiHeadedAttention", "attention") == (
         "`MultiHeadedAttention` is right by itself: it fails because the `attention` it calls "
         "fails (see attention).")
+
+
+def test_the_authors_guide_quotes_the_sentence_and_names_both_credits():
+    guide = " ".join((Path(__file__).parents[1] / "docs" / "authoring.md").read_text().split())
+    assert owncode.sentence("MultiHeadedAttention", "attention")[:-1] in guide
+    assert 'credit="as written"' in guide and 'credit="own-code"' in guide
