@@ -22,7 +22,7 @@ from types import ModuleType
 from grader import assignments as builtin
 from grader.course.layout import ENV_ASSIGNMENTS, Layout
 from grader.errors import SpecError, UsageError
-from grader.model import Assignment
+from grader.model import CREDITS, Assignment
 
 ENTRY_POINT_GROUP = "attention_grader.assignments"
 ENV_FOLDERS = ENV_ASSIGNMENTS
@@ -60,6 +60,9 @@ def validate(assignment: Assignment, origin: str) -> None:
     if after is not None and (not isinstance(after, datetime) or after.tzinfo is None):
         raise SpecError(f"{origin}: show_hidden_after of {assignment.name} needs a time zone; "
                         "write datetime(2025, 6, 1, 18, 0, tzinfo=timezone.utc)")
+    if assignment.credit not in CREDITS:
+        raise SpecError(f"{origin}: {assignment.name} has credit {assignment.credit!r}; "
+                        f"use {' or '.join(repr(c) for c in CREDITS)}")
     names = [exercise.name for exercise in assignment.exercises]
     if len(set(names)) != len(names):
         raise SpecError(f"{origin}: {assignment.name} declares an exercise twice")

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from grader.course import references
-from grader.model import Assignment, Case, Exercise, Visibility
+from grader.model import Assignment, Case, Credit, Exercise, Visibility
 from grader.pipeline import callees, checking, compare, scoring
 from grader.pipeline.checking import Call
 from grader.pipeline.diagnose import CALLEE_FAILS
@@ -63,8 +63,7 @@ def solution_sources(assignment: Assignment, wanted: Sequence[str]) -> dict[str,
 
 
 def blame(session: Session, assignment: Assignment, calls: Sequence[Call],
-          stored: references.References, statements: Sequence[ast.stmt]) -> dict[tuple[str, str],
-                                                                                 str]:
+          stored: references.References, statements: Sequence[ast.stmt]) -> Blamed:
     """Ask each failing check worth reading again with the reference of each function its
     exercise calls (see the module's docstring); what passes, and with which function. Call
     it once every hidden case has been asked."""
@@ -110,7 +109,7 @@ def _passes(session: Session, exercise: Exercise, case: Case,
 
 
 def attribute(result: ExerciseResult, exercise: Exercise, blamed: Blamed,
-              credit: str) -> ExerciseResult:
+              credit: Credit) -> ExerciseResult:
     """An exercise's result with each check that `blamed` names told where its mistake is,
     and scored as `credit` says."""
     checks = [_attributed(check, exercise, blamed.get((exercise.name, check.name)), credit)
@@ -122,7 +121,7 @@ def attribute(result: ExerciseResult, exercise: Exercise, blamed: Blamed,
 
 
 def _attributed(check: CheckResult, exercise: Exercise, callee: str | None,
-                credit: str) -> CheckResult:
+                credit: Credit) -> CheckResult:
     if callee is None or check.passed:
         return check
     if credit == "own-code" and check.scored:
