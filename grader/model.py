@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import copy
 import enum
+import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -157,6 +158,11 @@ class Exercise:
         raise KeyError(f"{self.name} has no case {name!r}")
 
 
+Credit = Literal["as written", "own-code"]
+"""What a check earns that fails only through a function its exercise calls (`Assignment`)."""
+CREDITS: tuple[Credit, ...] = typing.get_args(Credit)
+
+
 @dataclass(frozen=True)
 class Assignment:
     """A set of exercises graded together, declared once in `grader.assignments`."""
@@ -179,6 +185,12 @@ class Assignment:
     not be broadcast"), the check's message says it first and keeps NumPy's text below
     (`grader.pipeline.layout_hint`). No digits: it is shown on hidden checks too. Empty: no
     hint."""
+    credit: Credit = "as written"
+    """What a check earns when it fails only because a graded or given function its exercise
+    calls fails, and passes with the reference of that function in its place
+    (`grader.pipeline.owncode`): "as written", nothing (the code is graded as it runs, and
+    the feedback names the function where the mistake is); "own-code", its points, so that a
+    mistake costs only the exercise where it is."""
 
     @property
     def max_score(self) -> float:

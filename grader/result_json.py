@@ -43,9 +43,10 @@ DERIVED: dict[type, tuple[str, ...]] = {CheckResult: ("scored",), CellResult: ("
 # Only the instructor sees these (the gradebook, a Dask batch's results, `--instructor`):
 # what hidden calls printed may hold their inputs; `detail` is a hidden check's message as
 # it reads once its due date has passed; the arrays a failed public check draws and the
-# mistakes its output also matches are the HTML report's, which no student JSON held.
+# mistakes its output also matches are the HTML report's, which no student JSON held; the
+# function a check's failure comes from is said to students in its diagnosis's closed words.
 INSTRUCTOR_ONLY: dict[type, tuple[str, ...]] = {
-    Result: ("hidden_output",), CheckResult: ("views", "alternatives", "detail")}
+    Result: ("hidden_output",), CheckResult: ("views", "alternatives", "detail", "callee")}
 # Empty strings the schema writes as null.
 _NULL_WHEN_EMPTY: dict[type, tuple[str, ...]] = {Result: ("show_hidden_after",)}
 # How a key that older JSON lacks reads (else the field's default).

@@ -159,6 +159,11 @@ class CheckResult:
     raised: str = ""
     """For a check whose call raised: the exception's class, when it is one of the usual
     built-in classes a hidden check may name (`vocabulary.RAISES`); else empty."""
+    callee: str = ""
+    """For a check that failed only because of a graded or given function its exercise calls
+    (it passes with that function's reference in place of the submission's own:
+    `grader.pipeline.owncode`), that function's name; else empty. The instructor's: the
+    class report counts the mistake on that function, not on this exercise."""
 
     @property
     def scored(self) -> bool:

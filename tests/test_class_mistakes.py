@@ -274,3 +274,29 @@ def test_advice_is_in_the_json_and_the_page(tmp_path):
     page = classpage.html(report)
     assert "No student's own code matched a known mistake on a scored case." in page
     assert "the notebook's given code</td>" in page
+
+
+def _through_cols(scored: bool) -> Result:
+    """A provided `cols` diagnosed "axis", and an exercise `f` whose check (`scored` or not)
+    fails only through it (it passes with the reference `cols`: `CheckResult.callee`)."""
+    through = {**_check("small", scored, "callee-fails"), "callee": "cols"}
+    return stored({"status": "graded", "error": None, "cells": [], "exercises": [
+        {"name": "cols", "score": 0.0, "max_score": 0.0, "status": "failed", "provided": True,
+         "checks": [_check("big", False, "axis")]},
+        {"name": "f", "score": 0.0, "max_score": 1.0, "status": "failed", "provided": False,
+         "checks": [through, _check("big", False, "axis")]}]})
+
+
+def test_a_failure_that_comes_from_a_called_function_is_counted_there_once():
+    """Through a scored check, the copy of `cols` is the student's own code (the notebook's
+    fails no scored check): its mistake is counted on it alone, and none of it is advice from
+    given code."""
+    result = _through_cols(scored=True)
+    assert result.exercises[1].checks[0].callee == "cols"
+    mistakes, advice = tally(["cols", "f"], ["cols"], {"a": result})
+    assert [(m.id, m.exercise, m.names) for m in mistakes] == [("axis", "cols", ("a",))]
+    assert [(a.id, a.exercise, a.source) for a in advice] == [("axis", "f", Source.UNSCORED)]
+    # Through an unscored check only, the copy may be the notebook's own code: given.
+    mistakes, advice = tally(["cols", "f"], ["cols"], {"a": _through_cols(scored=False)})
+    assert mistakes == () and [(a.id, a.exercise, a.source) for a in advice] == [
+        ("axis", "cols", Source.GIVEN), ("axis", "f", Source.GIVEN)]

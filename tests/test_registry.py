@@ -89,6 +89,12 @@ def test_validation_names_the_problem(exercise, message):
         registry.validate(Assignment("a", "A", (exercise,)), "decl.py")
 
 
+def test_a_credit_other_than_the_two_is_named():
+    with pytest.raises(SpecError, match=r"decl\.py: a has credit 'own code'; use 'as written' "
+                                        r"or 'own-code'"):
+        registry.validate(Assignment("a", "A", (_exercise(),), credit="own code"), "decl.py")
+
+
 def test_duplicate_assignment_names_are_refused(tmp_path, monkeypatch):
     (tmp_path / "again.py").write_text(DECLARATION.replace("relu_unit", "udl_attention"))
     monkeypatch.setenv(registry.ENV_FOLDERS, str(tmp_path))

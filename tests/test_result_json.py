@@ -39,7 +39,8 @@ from grader.results import (
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 # What the gradebook and `--instructor` have, and a student's JSON never (#21).
-INSTRUCTOR_ONLY = {Result: {"hidden_output"}, CheckResult: {"views", "alternatives", "detail"}}
+INSTRUCTOR_ONLY = {Result: {"hidden_output"},
+                   CheckResult: {"views", "alternatives", "detail", "callee"}}
 
 
 def strategy(hint: Any, raw: bool = False) -> st.SearchStrategy[Any]:
@@ -229,14 +230,14 @@ def test_the_schema_keeps_its_keys_in_their_order():
     whole = json.loads(result_json.render(FULL, instructor=True))
     assert list(whole) == [*data, "hidden_output"] and whole["hidden_output"] == "n=6"
     check = whole["exercises"][0]["checks"][0]
-    assert list(check) == [*exercise["checks"][0], "views", "alternatives", "detail"]
+    assert list(check) == [*exercise["checks"][0], "views", "alternatives", "detail", "callee"]
     assert check["views"] == [{
         "expected": {"dtype": "float64", "shape": [2, 2], "values": [0.5, 0.5, 0.25, 0.75]},
         "obtained": {"dtype": "float32", "shape": [2, 2],
                      "values": [0.5, "NaN", "Infinity", "-Infinity"]},
         "mismatched": {"dtype": "bool", "shape": [2, 2], "values": [False, True, True, True]},
         "label": "weights", "rows": "query", "columns": "key", "index": "", "slices": 1}]
-    assert check["detail"] == "hidden numbers"
+    assert (check["detail"], check["callee"]) == ("hidden numbers", "")
     assert [a["id"] for a in check["alternatives"]] == ["transposed-weights", "missing-scale"]
     # Standard JSON: no NaN token, which browsers' JSON.parse refuses.
     json.loads(result_json.render(FULL, instructor=True), parse_constant=lambda name: 1 / 0)

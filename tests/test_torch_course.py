@@ -17,7 +17,9 @@ module 4):
 - ben: right in another style (einsum, `torch.where`, reshape and permute), and prints
   inside `forward`: 9;
 - cai: no 1/sqrt(d_k): the mask only, 2. His module is right code around his own attention,
-  and loses its points with it: credit is "as written" by default;
+  and loses its points with it: credit is "as written" by default. Its feedback says so (the
+  module is right by itself, the mistake is in `attention`), and the class report counts the
+  mistake once, on `attention`. With credit "own-code" the module earns its 4;
 - dee: the softmax over the queries (dim=-2): 2, likewise;
 - eve: the mask's triangle the wrong way (upper, not lower): 3 + 4 = 7; the module is
   graded on the case's own mask, not on hers;
@@ -31,6 +33,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 
 import nbformat
 import pytest
@@ -38,6 +41,7 @@ from nbclient import NotebookClient
 
 from grader.course import registry
 from grader.course.layout import Layout
+from grader.pipeline import grading, vocabulary
 from tests.conftest import ROOT
 from tests.helpers.command import run as grade
 from tests.helpers.command import write_master
@@ -246,12 +250,15 @@ STUDENTS: dict[str, dict[str, str]] = {"ada": ADA, "ben": BEN, "cai": CAI, "dee"
 # The points each student's code earns, per exercise (see the module's docstring).
 EARNED = {"ada": (2, 3, 4), "ben": (2, 3, 4), "cai": (2, 0, 0), "dee": (2, 0, 0),
           "eve": (0, 3, 4), "fay": (0, 0, 0)}
-# The mistake each wrong exercise is told, on every hidden check it fails.
+# The mistake each wrong exercise is told, on every check it fails: a module that is right
+# by itself is told that its failure comes from the attention it calls.
 DIAGNOSED = {("cai", "attention"): "missing-scale",
-             ("cai", "MultiHeadedAttention"): "missing-scale",
+             ("cai", "MultiHeadedAttention"): "callee-fails",
              ("dee", "attention"): "softmax-wrong-axis",
-             ("dee", "MultiHeadedAttention"): "softmax-wrong-axis",
+             ("dee", "MultiHeadedAttention"): "callee-fails",
              ("eve", "subsequent_mask"): "mask-wrong-direction"}
+RIGHT_BY_ITSELF = ("`MultiHeadedAttention` is right by itself: it fails because the `attention` "
+                   "it calls fails (see attention).")
 EXERCISES = ("subsequent_mask", "attention", "MultiHeadedAttention")
 
 
@@ -330,7 +337,7 @@ def graded(course):
                                    .read_text()) for student in STUDENTS}
     report = grade("gradebook", "report", "--out", str(top / "graded"), "--json",
                    str(top / "class.json"))
-    return {"batch": batch, "results": results, "report": report,
+    return {"batch": batch, "results": results, "report": report, "top": top,
             "class": json.loads((top / "class.json").read_text())}
 
 
@@ -368,10 +375,17 @@ def test_each_wrong_exercise_is_told_its_catalogued_mistake(graded):
         failing = [c for c in found["checks"] if not c["passed"]]
         assert len(failing) == 4, (student, exercise, failing)  # the example and 3 hidden
         assert {c["diagnosis"]["id"] for c in failing} == {mistake}, (student, exercise)
-    # Credit is "as written": cai's module is right by itself, yet it runs his attention.
-    cai = next(e for e in graded["results"]["cai"]["exercises"]
-               if e["name"] == "MultiHeadedAttention")
-    assert cai["score"] == 0 and "square root of d_k" in cai["checks"][0]["diagnosis"]["message"]
+    # Credit is "as written": cai's and dee's module is right by itself, yet it runs their
+    # attention. Its feedback says where the mistake is, and nothing of the attention's own.
+    for student in ("cai", "dee"):
+        module = next(e for e in graded["results"][student]["exercises"]
+                      if e["name"] == "MultiHeadedAttention")
+        assert module["score"] == 0
+        said = [(c["visibility"], c["diagnosis"]["message"], "callee" in c)
+                for c in module["checks"]]  # the name is the instructor's (the gradebook's)
+        assert said == [("public", RIGHT_BY_ITSELF, False)] + [
+            ("hidden", vocabulary.OWN_DIAGNOSES["callee-fails"], False)] * 3, said
+        assert "sqrt" not in json.dumps(module) and "dim" not in json.dumps(module)
     fay = graded["results"]["fay"]["exercises"]
     assert {c["diagnosis"]["id"] for e in fay for c in e["checks"]} == {"unattempted"}
 
@@ -384,13 +398,32 @@ def test_the_class_report_counts_each_exercise_and_mistake(graded):
     assert report["mean"] == round(sum(map(sum, EARNED.values())) / 6, 6)
     assert [(e["name"], e["attempted"], e["passed"]) for e in report["exercises"]] == [
         ("subsequent_mask", 5, 4), ("attention", 5, 3), ("MultiHeadedAttention", 5, 3)]
-    # As written, a mistake in attention is counted again under the module that calls it.
+    # A mistake in attention is counted once, on attention, not again under the module that
+    # calls it (which fails with it, as written).
     assert [(m["id"], m["exercise"], m["names"]) for m in report["misconceptions"]] == [
         ("mask-wrong-direction", "subsequent_mask", ["eve"]),
         ("missing-scale", "attention", ["cai"]),
-        ("softmax-wrong-axis", "attention", ["dee"]),
-        ("missing-scale", "MultiHeadedAttention", ["cai"]),
-        ("softmax-wrong-axis", "MultiHeadedAttention", ["dee"])]
+        ("softmax-wrong-axis", "attention", ["dee"])]
+    assert report["advice"] == []
+
+
+def test_with_credit_own_code_a_module_right_by_itself_earns_its_points(graded):
+    """The same notebooks graded with the assignment's credit "own-code": cai's and dee's
+    module earns its 4 points, their attention still none, and the example still says where
+    the mistake is."""
+    assert registry.get(NAME).credit == "as written"
+    own = replace(registry.get(NAME), credit="own-code")
+    folder = graded["top"] / "submissions"
+    for student, earned in {"cai": (2, 0, 4), "dee": (2, 0, 4), "eve": (0, 3, 4)}.items():
+        result = grading.grade(folder / student / f"{NAME}.ipynb", own)
+        points = {e.name: e.score for e in result.exercises}
+        assert tuple(points[name] for name in EXERCISES) == earned, (student, points)
+        assert result.score == sum(earned)
+        module = result.exercises[EXERCISES.index("MultiHeadedAttention")]
+        if student != "eve":
+            assert [(c.passed, c.callee, c.diagnosis and c.diagnosis.message)
+                    for c in module.checks] == [(False, "attention", RIGHT_BY_ITSELF)] + [
+                (True, "attention", None)] * 3
 
 
 def test_grade_check_beside_the_released_files(course, tmp_path):

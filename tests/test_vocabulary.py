@@ -26,14 +26,15 @@ def _hidden(**fields) -> CheckResult:
 
 def test_security_md_states_the_vocabulary_and_its_size():
     sizes = {vocabulary.size(e) for a in registry.assignments().values() for e in a.exercises}
-    assert sizes == {1255}
+    assert sizes == {1293}
     texts = len(vocabulary.texts(SOFTMAX))
     ids = len(vocabulary.diagnosis_ids(SOFTMAX))
-    assert (texts, ids) == (38, 32)
+    assert (texts, ids) == (38, 33)
     assert f"one of {texts} messages" in SECURITY and f"at most {ids} diagnosis ids" in SECURITY
     bits = max(vocabulary.bits(a) for a in registry.assignments().values())
-    assert f"log2(1255) = {bits:.1f} bits" in SECURITY and bits == pytest.approx(
-        math.log2(1255))
+    assert f"log2(1293) = {bits:.1f} bits" in SECURITY and bits == pytest.approx(
+        math.log2(1293))
+    assert all(f"`{id}`" in SECURITY for id in vocabulary.OWN_DIAGNOSES)
     assert f"{len(vocabulary.RAISES)} usual built-in classes" in SECURITY
     assert all(f"`{name}`" in SECURITY for name in vocabulary.RAISES)
     assert f"**verdict** ({len(Verdict)})" in SECURITY
@@ -41,6 +42,17 @@ def test_security_md_states_the_vocabulary_and_its_size():
 
 def test_no_text_holds_a_number():
     assert not any(re.search(r"\d", text) for text in vocabulary.texts(SOFTMAX))
+    assert not any(re.search(r"\d", text) for text in vocabulary.OWN_DIAGNOSES.values())
+
+
+def test_a_failure_that_comes_from_a_called_function_is_said_in_fixed_words():
+    """The public check names the function (`owncode.sentence`); a hidden one says the
+    vocabulary's sentence for the id, whichever function it was."""
+    found = Diagnosis("callee-fails", "`softmax` is right by itself: it fails because the "
+                      "`softmax_cols` it calls fails (see softmax_cols).")
+    assert vocabulary.diagnosis(found, SOFTMAX) == Diagnosis(
+        "callee-fails", vocabulary.OWN_DIAGNOSES["callee-fails"])
+    assert "callee-fails" in vocabulary.diagnosis_ids(SOFTMAX)
 
 
 @pytest.mark.parametrize(("error", "named"), [

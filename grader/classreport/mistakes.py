@@ -8,11 +8,17 @@ writes. Everything else is advice, listed apart:
   `softmax_cols`, which overflows), or one on a later exercise that the student's copy of a
   provided function also gets: it comes from that function, which the notebook has the
   exercises after it call (the book's `softmax_cols` overflowing inside the student's
-  attention on the large-scores case). The gradebook does not know who calls whom: a
-  student's own code that makes the same mistake after a given function that makes it is
-  advice too;
+  attention on the large-scores case). Where no check says who it comes from, a student's
+  own code that makes the same mistake after a given function that makes it is advice too;
 - from an unscored check: a diagnosis seen only on checks worth no points (a public example,
   a stability case), which cost the student nothing.
+
+A check whose failure comes from a function its exercise calls (`CheckResult.callee`, the
+grader found it passes with that function's reference: `grader.pipeline.owncode`) counts
+nothing on its exercise: the mistake is counted once, on that function. A provided function
+that a scored check's failure comes from is no longer what the notebook gave (the given code
+fails no scored check): it is the student's own copy, and its diagnoses are the student's
+own mistakes.
 """
 
 from __future__ import annotations
@@ -86,13 +92,21 @@ def _find(result: Result, name: str) -> ExerciseResult | None:
 
 
 def _diagnoses(exercise: ExerciseResult | None) -> list[tuple[CheckResult, str, str]]:
-    """(check, id, message) of each diagnosed check, "unattempted" aside (not a mistake)."""
+    """(check, id, message) of each diagnosed check, "unattempted" aside (not a mistake), and
+    so is a failure that comes from a function the exercise calls (counted there)."""
     found = []
     for check in exercise.checks if exercise else ():
         diagnosis = check.diagnosis
-        if diagnosis and diagnosis.id != UNATTEMPTED:
+        if diagnosis and diagnosis.id != UNATTEMPTED and not check.callee:
             found.append((check, diagnosis.id, diagnosis.message))
     return found
+
+
+def _own_copies(result: Result, provided: Sequence[str]) -> set[str]:
+    """The provided functions that a scored check's failure comes from: the student's own
+    copies, changed (what the notebook gives fails no scored check)."""
+    return {check.callee for exercise in result.exercises for check in exercise.checks
+            if check.callee in provided and check.scored}
 
 
 def tally(order: Sequence[str], provided: Sequence[str], graded: Mapping[str, Result]
@@ -107,14 +121,16 @@ def tally(order: Sequence[str], provided: Sequence[str], graded: Mapping[str, Re
         # What this student's copy of a given function gets, it passes on to the exercises
         # after it in the notebook, which call it (the book's softmax_cols, in the attention).
         given: set[str] = set()
+        own = _own_copies(result, provided)
         for name in order:
             found = _diagnoses(_find(result, name))
             for check, id, message in found:
-                source = (Source.GIVEN if name in provided or id in given
+                source = (None if name in own
+                          else Source.GIVEN if name in provided or id in given
                           else None if check.scored else Source.UNSCORED)
                 who[name, id, source].add(student)
                 said[name, id, source][message] += 1
-            if name in provided:
+            if name in provided and name not in own:
                 given |= {id for _, id, _ in found}
     total = len(graded) or 1
     mistakes = [MisconceptionStats(id=id, exercise=name, names=tuple(sorted(names)),

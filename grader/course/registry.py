@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from grader import assignments as builtin
 from grader.course.layout import ENV_ASSIGNMENTS, Layout
 from grader.errors import SpecError, UsageError
-from grader.model import Assignment
+from grader.model import CREDITS, Assignment
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -112,6 +112,9 @@ def validate(assignment: Assignment, origin: str) -> None:
     if after is not None and (not isinstance(after, datetime) or after.tzinfo is None):
         raise SpecError(f"{origin}: show_hidden_after of {assignment.name} needs a time zone; "
                         "write datetime(2025, 6, 1, 18, 0, tzinfo=timezone.utc)")
+    if assignment.credit not in CREDITS:
+        raise SpecError(f"{origin}: {assignment.name} has credit {assignment.credit!r}; "
+                        f"use {' or '.join(repr(c) for c in CREDITS)}")
     names = [exercise.name for exercise in assignment.exercises]
     if len(set(names)) != len(names):
         raise SpecError(f"{origin}: {assignment.name} declares an exercise twice")

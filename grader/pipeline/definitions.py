@@ -10,7 +10,7 @@ from grader.pipeline import ipython_syntax
 from grader.submission import Submission
 
 
-def _names(statement: ast.stmt) -> list[str]:
+def bound_names(statement: ast.stmt) -> list[str]:
     """The names a top-level statement binds: a `def`, a `class`, an assignment, an import."""
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [statement.name]
@@ -38,7 +38,7 @@ def defining_cells(submission: Submission, names: Iterable[str]) -> dict[str, in
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue  # as notebook_globals.top_level: a cell that does not parse here
         for statement in body:
-            for name in _names(statement):
+            for name in bound_names(statement):
                 if name in wanted:
                     found[name] = cell.index
     return found

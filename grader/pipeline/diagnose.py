@@ -71,6 +71,9 @@ def run_variant(variant: Any, inputs: tuple[Any, ...], init: Mapping[str, Any],
 UNATTEMPTED = "unattempted"
 USES_GLOBAL = "uses-global"
 HARD_CODED = "hard-coded-size"
+CALLEE_FAILS = "callee-fails"
+"""A check that fails only because a graded or given function its exercise calls fails
+(`grader.pipeline.owncode`): the mistake is that function's, not this exercise's."""
 
 
 def parameters(signature: str) -> list[str]:

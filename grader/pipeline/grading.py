@@ -31,6 +31,7 @@ from grader.pipeline import (
     missing,
     notebook_globals,
     notebooks,
+    owncode,
     scoring,
     submissions,
     vocabulary,
@@ -178,9 +179,12 @@ def _grade(path: Path, assignment: Assignment, options: Options,
             written = notebook_globals.numbers_written(submission, names, statements=statements)
             calls = checking.grade_calls(session, assignment, stored, options.public_only, reads,
                                          written)
+            blamed = {} if options.public_only else owncode.blame(session, assignment, calls,
+                                                                  stored, statements)
             exercises = tuple(vocabulary.close(result, exercise) for result, exercise in zip(
-                missing.explain([replace(checking.exercise_result(exercise, calls),
-                                         fingerprint=prints[exercise.name])
+                missing.explain([replace(owncode.attribute(
+                    checking.exercise_result(exercise, calls), exercise, blamed,
+                    assignment.credit), fingerprint=prints[exercise.name])
                                  for exercise in assignment.exercises], submission, cells,
                                 {e.name: e.notebook for e in assignment.exercises}),
                 assignment.exercises, strict=True))

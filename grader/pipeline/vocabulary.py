@@ -75,9 +75,13 @@ OWN_DIAGNOSES: Mapping[str, str] = {
                        "take sizes from the shapes of the inputs.",
     "unattempted": "Not written yet: it still behaves as the notebook's stub does. Replace the "
                    "stub's body with your own code.",
+    "callee-fails": "It is right by itself: it fails because a graded or given function it "
+                    "calls fails, and passes with the right one in its place. Fix that function "
+                    "(the exercise's public example names it).",
 }
 """The sentences of the grader's own diagnosis ids on a hidden check: the full ones name
-globals and numbers of the student's (`diagnose.uses_global`), which the public checks say."""
+globals and numbers of the student's (`diagnose.uses_global`) or the function a failure comes
+from (`owncode.sentence`), which the public checks say."""
 
 
 def raised(error: str) -> str:

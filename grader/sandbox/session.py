@@ -4,7 +4,9 @@ A `Session` owns one worker at a time, reached through a `Transport` (a zygote's
 interpreter or a Jupyter kernel: `transport.py`). When the worker dies or stops answering in
 the middle of a statement, that statement is recorded as crashed or timed out, a fresh worker
 is started, and the statements that had run before are replayed silently (skipping the bad
-one), so that one fatal cell costs only itself. The worker never receives a reference.
+one), so that one fatal cell costs only itself. The worker never receives a reference
+output; it receives the source of a solution's function only to call an exercise again with
+it, once every hidden case has been asked (`call`'s `reference`).
 """
 
 from __future__ import annotations
@@ -313,10 +315,14 @@ class Session:
     def call(self, name: str, kind: str, args: tuple[Any, ...], init: dict[str, Any],
              tensors: str | None, at: str = "end",
              max_bytes: int = MAX_REPLY_BYTES, group: str = "",
-             fresh: bool = False) -> CallOutcome:
+             fresh: bool = False, reference: dict[str, str] | None = None) -> CallOutcome:
         """Call one exercise on one case's inputs in a fork of the student's state that no
         other call has changed (`call_process`: calls of the same `group` share a fork while
         each leaves it as it was; `fresh` asks for a fork of its own).
+
+        `reference`, when given, is a solution's function ("name", and the "source" that
+        defines it) that the call process puts in place of the submission's own before the
+        call (`grader.pipeline.owncode`, after every hidden call).
 
         `at` is "end" (after every cell) or "definition" (right after the cell that last
         defined the exercise). A return value whose arrays hold more than `max_bytes` is
@@ -330,13 +336,16 @@ class Session:
         header = {"op": "call", "name": name, "kind": kind, "tensors": tensors,
                   "timeout": self.limits.call_timeout, "at": at, "group": group,
                   "fresh": fresh or self.config.fork_every_call}
+        sent: dict[str, Any] = {"args": list(args), "init": init}
+        if reference:
+            sent["reference"] = reference
         for _attempt in range(2):
             if self.restarts > MAX_RESTARTS:
                 return CallOutcome(Verdict.CRASHED, message="not run: the student's code killed "
                                    f"the interpreter more than {MAX_RESTARTS} times")
             try:
                 self._ensure_worker()
-                reply, value = self._request(header, {"args": list(args), "init": init},
+                reply, value = self._request(header, sent,
                                              self.limits.call_timeout + GRACE_S + 1, max_bytes)
             except SandboxError:
                 # A worker restarted after the submission's time ran out cannot say hello in

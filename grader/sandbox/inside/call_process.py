@@ -8,7 +8,9 @@ It says which after its reply (`KEEP` or `LEAVE`: the picture is taken while the
 judges the answer), and the worker reads it before it hands over the next call. Otherwise
 it exits, and the next call gets a fresh fork. Each reply says whether its call was the
 first in its process (`reused`): the tests read it; the student's code can forge it, and no
-grade depends on it. A case is never asked twice (SECURITY.md, "How calls share a process").
+grade depends on it. A case is never asked twice while graded (SECURITY.md, "How calls share
+a process"); once every hidden case has been, a failing one may be asked again with a
+solution's function in place of the submission's own (`calling.substitute`).
 
 The worker also starts a fresh process when it is told to (`fresh`), when the calls change
 group (public cases never share a process with hidden ones) or when a statement ran since the
@@ -33,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from grader.sandbox.inside import processes, protocol, state
-from grader.sandbox.inside.calling import invoke
+from grader.sandbox.inside.calling import invoke, substitute
 from grader.sandbox.inside.cellwarnings import fresh_warnings
 from grader.sandbox.inside.failures import describe, kind
 from grader.sandbox.inside.protocol import Reply
@@ -235,6 +237,7 @@ def _one_call(me: int, namespace: dict[str, Any], header: dict[str, Any],
     reply = {"id": header.get("id")}
     fresh_warnings()
     try:
+        substitute(namespace, value.get("reference"))
         target = namespace[header["name"]]
         result = invoke(target, header["kind"], tuple(value["args"]), value.get("init") or {},
                         header.get("tensors"))
