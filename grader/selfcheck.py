@@ -82,13 +82,13 @@ def run(name: str, target: Any, assignment: str | None = None,
     chosen, exercise, shipped = pairs[0]
     stored = shipped or references.load(chosen, public_only=True)
     started = time.monotonic()
-    context = kernel_source.context(exercise, target)
-    places = [*dict.fromkeys([*folders, Path.cwd()])]
+    notebook = _notebook(exercise, target, [*dict.fromkeys([*folders, Path.cwd()])])
+    context = kernel_source.context(exercise, target, notebook)
     evidence: list[agreement.Evidence] = []
     for case in exercise.cases:
         if case.visibility is Visibility.PUBLIC:
             evidence.append(_checked(chosen, exercise, case, name, target, stored, context,
-                                     places))
+                                     notebook))
     # The same agreement as grade run's: a diagnosis must hold on every case it speaks of.
     graded = scoring.exercise_result(exercise, agreement.agree(exercise, evidence, context))
     return Result(assignment=chosen.name, submission=f"{name} (in this notebook)",
@@ -97,20 +97,30 @@ def run(name: str, target: Any, assignment: str | None = None,
                   public_only=True)
 
 
-def _not_defined(exc: Exception, exercise: Exercise, folders: Sequence[Path]) -> str:
+def _not_defined(exc: Exception, notebook: Path | None) -> str:
     """For a NameError on a name the student's notebook defines in a cell that has not run:
     which cell, in a sentence; else ""."""
     name = getattr(exc, "name", None)
-    if not isinstance(exc, NameError) or not isinstance(name, str):
+    if not isinstance(exc, NameError) or not isinstance(name, str) or notebook is None:
         return ""
-    notebooks = [folder / exercise.notebook for folder in folders] if exercise.notebook else []
-    found = kernel_source.defined_in(name, exercise.name, notebooks, folders)
+    found = kernel_source.defined_in(name, notebook)
     return found.sentence(name) if found else ""
+
+
+def _notebook(exercise: Exercise, target: Any, folders: Sequence[Path]) -> Path | None:
+    """The student's notebook, looked for only when the function reads a name that the kernel
+    does not hold (a cell not run yet): the exercise's own beside the kernel, else one that
+    defines the function."""
+    found = kernel_source.definition(target) if inspect.isfunction(target) else None
+    if found is None or not kernel_source.unset(found[0], target):
+        return None
+    own = [folder / exercise.notebook for folder in folders] if exercise.notebook else []
+    return kernel_source.notebook_of(exercise.name, own, folders)
 
 
 def _checked(assignment: Assignment, exercise: Exercise, case: Case, name: str, target: Any,
              stored: references.References, context: judging.Context,
-             folders: Sequence[Path]) -> agreement.Evidence:
+             notebook: Path | None) -> agreement.Evidence:
     """One public case called in this process and judged as `grade run` judges it: a value by
     `judging`, an error by `diagnose.of_error`, both with what the source says (`context`)."""
     inputs = case.inputs()
@@ -131,7 +141,7 @@ def _checked(assignment: Assignment, exercise: Exercise, case: Case, name: str, 
                                       context.example)
         if not unattempted and diagnosis is None:  # a named cause needs no layout sentence
             message = layout_hint.explain(assignment.layout, error, message)
-        cell = _not_defined(exc, exercise, folders)
+        cell = _not_defined(exc, notebook)
         if cell:
             message = f"{cell}\n{message}"
         return agreement.Evidence(case, scoring.failed_check(

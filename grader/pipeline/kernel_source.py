@@ -16,7 +16,7 @@ import ast
 import inspect
 import json
 import textwrap
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -45,10 +45,16 @@ def definition(target: Any) -> tuple[ast.FunctionDef, int] | None:
     return node, max(start, 1)
 
 
-def context(exercise: Exercise, target: Any) -> Context:
+def unset(function: ast.FunctionDef, target: Any) -> set[str]:
+    """The globals `function` (`target`'s definition) reads that the kernel does not hold."""
+    return notebook_globals.free_names(function) - set(getattr(target, "__globals__", {}))
+
+
+def context(exercise: Exercise, target: Any, notebook: Path | None = None) -> Context:
     """The diagnosis's context for `target` as `exercise`: the numeric globals it reads, with
     their values in the kernel now, and the numbers it writes for sizes, on the lines of its
-    cell, as `grade run` would read them from the notebook."""
+    cell, as `grade run` would read them from the notebook. A global it reads that the kernel
+    does not hold yet (its cell has not run) has the value the `notebook` file gives it."""
     found = definition(target) if inspect.isfunction(target) else None
     if found is None:
         return Context.of(exercise, {})
@@ -56,6 +62,10 @@ def context(exercise: Exercise, target: Any) -> Context:
     namespace: Mapping[str, Any] = getattr(target, "__globals__", {})
     known = {name: number for name, value in list(namespace.items())
              if isinstance(name, str) and (number := notebook_globals.size_of(value)) is not None}
+    missing = unset(node, target)
+    if missing and notebook is not None:
+        given = notebook_globals.numeric_of(_statements(notebook))
+        known |= {name: given[name] for name in missing if name in given}
     written = tuple(replace(w, line=w.line + start - 1)
                     for w in notebook_globals.written_by(node))
     return Context.of(exercise, notebook_globals.read_by(node, known), written)
@@ -117,9 +127,10 @@ def _heading(source: str) -> str:
     return headings[-1][:80] if headings else ""
 
 
-def _defines(path: Path, name: str, function: str) -> Defined | None:
-    """Where notebook `path` binds `name` at top level, when it also defines `function`."""
-    title, found, has_function = "", None, False
+def _code(path: Path) -> Iterator[tuple[int, str, list[ast.stmt]]]:
+    """Each code cell of a notebook that parses: its number (from 1, over every cell), the
+    heading of its section, and its top-level statements."""
+    title = ""
     for index, cell in enumerate(_cells(path), start=1):
         source = _source(cell)
         if cell.get("cell_type") == "markdown":
@@ -128,20 +139,19 @@ def _defines(path: Path, name: str, function: str) -> Defined | None:
         if cell.get("cell_type") != "code":
             continue
         try:
-            body = ipython_syntax.parse(source).body
+            yield index, title, ipython_syntax.parse(source).body
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        if found is None and any(_binds(statement, name) for statement in body):
-            found = Defined(path, index, title)
-        has_function |= any(_binds(statement, function) for statement in body)
-    return found if has_function else None
 
 
-def defined_in(name: str, function: str, notebooks: Iterable[Path], folders: Iterable[Path]
-               ) -> Defined | None:
-    """The first cell that binds global `name` in the student's notebook: the first of
-    `notebooks` (the exercise's own, the one VS Code names), then of the notebooks in
-    `folders`, that defines `function` too."""
+def _statements(path: Path) -> list[ast.stmt]:
+    return [statement for _, _, body in _code(path) for statement in body]
+
+
+def notebook_of(function: str, notebooks: Iterable[Path], folders: Iterable[Path]
+                ) -> Path | None:
+    """The student's notebook: the first of `notebooks` (the exercise's own), then of the
+    notebooks in `folders`, that defines `function` at top level."""
     tried: list[Path] = list(notebooks)
     for folder in folders:
         try:
@@ -149,7 +159,19 @@ def defined_in(name: str, function: str, notebooks: Iterable[Path], folders: Ite
         except OSError:
             continue
     for path in dict.fromkeys(tried):
-        found = _defines(path, name, function) if path.is_file() else None
-        if found is not None:
-            return found
+        try:
+            if not path.is_file():
+                continue
+        except OSError:
+            continue
+        if any(_binds(statement, function) for statement in _statements(path)):
+            return path
+    return None
+
+
+def defined_in(name: str, notebook: Path) -> Defined | None:
+    """The first cell of `notebook` that binds global `name` at top level."""
+    for index, title, body in _code(notebook):
+        if any(_binds(statement, name) for statement in body):
+            return Defined(notebook, index, title)
     return None

@@ -112,6 +112,16 @@ def numeric_globals(submission: Submission) -> dict[str, float]:
     return _numeric(top_level(submission))
 
 
+def numeric_of(statements: Iterable[ast.stmt]) -> dict[str, float]:
+    """The numeric globals that top-level `statements` leave, run in order."""
+    return _numeric(list(statements))
+
+
+def free_names(function: ast.FunctionDef) -> set[str]:
+    """The names a function reads from outside itself, builtins aside: its globals."""
+    return _free_names(function)
+
+
 def _step(statement: ast.stmt, known: dict[str, float]) -> None:
     """What one top-level statement does to the numeric globals."""
     if isinstance(statement, ast.Assign):
