@@ -17,7 +17,9 @@ from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell
 
 from grader import selfcheck
-from grader.course import registry
+from grader.authoring import hidden_values
+from grader.course import references, registry
+from grader.model import Visibility
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits
 from tests.conftest import ROOT
@@ -229,3 +231,28 @@ def test_check_and_grade_run_name_the_same_mistake(tmp_path, source, expected):
     (exercise,) = [e for e in graded.exercises if e.name == name]
     ran = {c.name: c for c in exercise.checks}["practice"]
     assert ran.diagnosis == practice.diagnosis
+
+
+def test_each_exercise_has_a_practice_case_at_other_sizes_holding_no_hidden_value():
+    """A practice case is public and worth nothing, like the example; every axis of its
+    inputs that is not 1 has another size than the example's, so that a size taken from the
+    notebook fails it; and it shows no number of a hidden case (the leak scan's windows)."""
+    udl = registry.get("udl_attention")
+    stored = references.load(udl)
+    for exercise in udl.exercises:
+        public = [c for c in exercise.cases if c.visibility is Visibility.PUBLIC]
+        assert [c.name for c in public] == [public[0].name, "practice"], exercise.name
+        example, practice = (c.inputs() for c in public)
+        assert not public[1].earns_points
+        for given, drawn in zip(example, practice, strict=True):
+            assert all(a != b for a, b in zip(given.shape, drawn.shape, strict=True)
+                       if a != 1), (exercise.name, given.shape, drawn.shape)
+        shown = hidden_values.windows([*hidden_values._arrays(practice),
+                                       *stored.get(exercise.name, "practice")])
+        hidden = hidden_values.windows(
+            array for case in exercise.cases if case.visibility is Visibility.HIDDEN
+            for array in (*hidden_values._arrays(case.inputs()),
+                          *stored.get(exercise.name, case.name)))
+        assert hidden and shown.isdisjoint(hidden), exercise.name
+        assert exercise.case("practice").seed not in {
+            c.seed for c in exercise.cases if c.name != "practice"}

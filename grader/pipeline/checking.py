@@ -172,7 +172,7 @@ def _failed_call(exercise: Exercise, case: Case, outcome: CallOutcome, context: 
     diagnosis = diagnose.of_error(exercise, outcome.unattempted, inputs, context.reads,
                                   context.example)
     message = outcome.message  # a missing function's home is said by `missing.explain`
-    if case.visibility is Visibility.PUBLIC:
+    if case.visibility is Visibility.PUBLIC and diagnosis is None:  # a named cause says why
         message = layout_hint.explain(layout, outcome.error, outcome.message, message)
     return scoring.failed_check(case.name, exercise, outcome.failure, message,
                                 diagnosis=diagnosis, visibility=case.visibility,

@@ -84,7 +84,7 @@ def terminal(result: Result) -> str:
     shown = lines(result)
     passing = all(e.status is CheckStatus.PASSED for e in result.exercises) and \
         result.status is not ResultStatus.ERROR
-    hint = [] if passing else ["  (the full report: check(..., full=True), or `grade check`)"]
+    hint = [] if passing else ["  (the full report: check(..., full=True))"]
     return "\n".join(shown + hint) + "\n"
 
 
