@@ -14,6 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from nbconvert import HTMLExporter
 from nbformat.v4 import new_code_cell
 
 from grader import selfcheck
@@ -145,7 +146,8 @@ def test_part_2s_habits_are_named_in_the_notebook(tmp_path):
                                "sizes than the notebook's example, worth no points):\n")
     assert (f"[uses-global] {name} reads the notebook's global H_D = 4, where "
             f"omega_v1.shape[0] is 5: {SENTENCE}") in sqrt_h_d
-    literal = shown(again(filled(PART_2, tmp_path, {name: LITERAL_2}), name), tmp_path)[name]
+    notebook = again(filled(PART_2, tmp_path, {name: LITERAL_2}), name)
+    literal = shown(notebook, tmp_path)[name]
     assert (f"[hard-coded-size] {name} writes sizes as numbers: `2` on line 11 stands for the "
             "square root of omega_v1.shape[0], which is 4 in the notebook's example, but 5 in "
             "this case.") in summary(literal)
@@ -153,6 +155,8 @@ def test_part_2s_habits_are_named_in_the_notebook(tmp_path):
     assert '<details><summary style="cursor: pointer">The full report</summary>' in literal
     assert literal.startswith('<div class="grader-check"><pre style="font-family: '
                               'ui-monospace')
+    exported, _ = HTMLExporter().from_notebook_node(notebook)  # as nbconvert --to html
+    assert exported.count('<div class="grader-check"><pre style="font-family: ui-monospace') == 2
 
 
 @pytest.mark.slow

@@ -29,10 +29,9 @@ def _verdict(exercise: ExerciseResult) -> tuple[Literal["pass", "fail"], str]:
     total = len(exercise.checks)
     given = "given (not scored): " if not exercise.scored else ""
     if exercise.status is CheckStatus.PASSED:
-        which = "check passes" if total == 1 else f"{total} public checks pass"
-        tail = "" if total == 1 else " (the example and practice at other sizes)"
-        return "pass", (f"✓ {exercise.name}: {given}{'its public ' if total == 1 else 'all '}"
-                        f"{which}{tail}; hidden cases give the points.")
+        which = "its public check passes" if total == 1 else f"all {total} public checks pass"
+        tail = "; hidden cases give the points" if exercise.scored else ""
+        return "pass", f"✓ {exercise.name}: {given}{which}{tail}."
     return "fail", f"✗ {exercise.name}: {given}{passed} of {total} public checks pass."
 
 
