@@ -156,7 +156,7 @@ def test_part_2s_habits_are_named_in_the_notebook(tmp_path):
     assert literal.startswith('<div class="grader-check"><pre style="font-family: '
                               'ui-monospace')
     exported, _ = HTMLExporter().from_notebook_node(notebook)  # as nbconvert --to html
-    assert exported.count('<div class="grader-check"><pre style="font-family: ui-monospace') == 2
+    assert exported.count('<div class="grader-check"><pre style="font-family: ui-monospace') == 3
 
 
 @pytest.mark.slow
