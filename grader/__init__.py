@@ -9,8 +9,9 @@ __version__ = "0.1.0"
 __all__ = ["__version__", "check"]
 
 
-def check(target: Any, assignment: str | None = None) -> None:
-    """Run an exercise's public cases in this notebook and show what is wrong (see selfcheck).
+def check(target: Any, assignment: str | None = None, full: bool = False) -> None:
+    """Run an exercise's public cases in this notebook and show what is wrong (see selfcheck);
+    `full`: the whole report, not its summary.
 
     Inside the grader's sandbox it does nothing: only `grader.sandbox.inside` is there.
     """
@@ -18,4 +19,4 @@ def check(target: Any, assignment: str | None = None) -> None:
         return
     from grader.selfcheck import check as run_check
 
-    run_check(target, assignment, depth=2)
+    run_check(target, assignment, depth=2, full=full)

@@ -24,8 +24,8 @@ from grader.course import references, registry
 from grader.course.layout import CHECK_SUFFIX
 from grader.errors import UsageError
 from grader.model import Assignment, Case, Exercise, Visibility
-from grader.pipeline import agreement, diagnose, judging, scoring
-from grader.results import Result, ResultStatus, Verdict
+from grader.pipeline import agreement, diagnose, judging, kernel_source, scoring
+from grader.results import CheckStatus, Result, ResultStatus, Verdict
 from grader.sandbox.inside.calling import NOT_IMPLEMENTED, SANDBOX_ENV, invoke
 
 
@@ -71,7 +71,10 @@ def _candidates(name: str, target: Any, assignment: str | None, folders: Sequenc
 def run(name: str, target: Any, assignment: str | None = None,
         folders: Sequence[Path] = ()) -> Result:
     """Check `target` as exercise `name` on its public cases; the result, not displayed.
-    `folders` are where to look for released check data, before the working directory."""
+    `folders` are where to look for released check data, before the working directory.
+    The function's source is read as `grade run` reads the notebook's (`kernel_source`): a
+    size it takes from a notebook global or writes as a number is named on the public case
+    at other sizes, with the grader's own id and sentence."""
     pairs = _candidates(name, target, assignment, folders)
     if not pairs:
         raise UsageError(f"no assignment has an exercise called {name!r}; "
@@ -79,23 +82,47 @@ def run(name: str, target: Any, assignment: str | None = None,
     chosen, exercise, shipped = pairs[0]
     stored = shipped or references.load(chosen, public_only=True)
     started = time.monotonic()
+    notebook = _notebook(exercise, target, [*dict.fromkeys([*folders, Path.cwd()])])
+    context = kernel_source.context(exercise, target, notebook)
     evidence: list[agreement.Evidence] = []
     for case in exercise.cases:
         if case.visibility is Visibility.PUBLIC:
-            evidence.append(_checked(chosen, exercise, case, name, target, stored))
+            evidence.append(_checked(chosen, exercise, case, name, target, stored, context,
+                                     notebook))
     # The same agreement as grade run's: a diagnosis must hold on every case it speaks of.
-    graded = scoring.exercise_result(
-        exercise, agreement.agree(exercise, evidence, judging.Context.of(exercise, {})))
+    graded = scoring.exercise_result(exercise, agreement.agree(exercise, evidence, context))
     return Result(assignment=chosen.name, submission=f"{name} (in this notebook)",
                   status=ResultStatus.GRADED, score=graded.score, max_score=graded.max_score,
                   duration_s=round(time.monotonic() - started, 3), exercises=(graded,),
                   public_only=True)
 
 
+def _not_defined(exc: Exception, notebook: Path | None) -> str:
+    """For a NameError on a name the student's notebook defines in a cell that has not run:
+    which cell, in a sentence; else ""."""
+    name = getattr(exc, "name", None)
+    if not isinstance(exc, NameError) or not isinstance(name, str) or notebook is None:
+        return ""
+    found = kernel_source.defined_in(name, notebook)
+    return found.sentence(name) if found else ""
+
+
+def _notebook(exercise: Exercise, target: Any, folders: Sequence[Path]) -> Path | None:
+    """The student's notebook, looked for only when the function reads a name that the kernel
+    does not hold (a cell not run yet): the exercise's own beside the kernel, else one that
+    defines the function."""
+    found = kernel_source.definition(target) if inspect.isfunction(target) else None
+    if found is None or not kernel_source.unset(found[0], target):
+        return None
+    own = [folder / exercise.notebook for folder in folders] if exercise.notebook else []
+    return kernel_source.notebook_of(exercise.name, own, folders)
+
+
 def _checked(assignment: Assignment, exercise: Exercise, case: Case, name: str, target: Any,
-             stored: references.References) -> agreement.Evidence:
+             stored: references.References, context: judging.Context,
+             notebook: Path | None) -> agreement.Evidence:
     """One public case called in this process and judged as `grade run` judges it: a value by
-    `judging`, an error by `diagnose.of_error`."""
+    `judging`, an error by `diagnose.of_error`, both with what the source says (`context`)."""
     inputs = case.inputs()
     expected = stored.get(exercise.name, case.name)
     if target is None:
@@ -110,14 +137,18 @@ def _checked(assignment: Assignment, exercise: Exercise, case: Case, name: str, 
         unattempted = isinstance(exc, NotImplementedError)
         error = f"{type(exc).__module__}.{type(exc).__name__}"
         message = NOT_IMPLEMENTED if unattempted else f"raised {type(exc).__name__}: {exc}"
+        diagnosis = diagnose.of_error(exercise, unattempted, inputs, context.reads,
+                                      context.example)
         if not unattempted:
-            message = layout_hint.explain(assignment.layout, error, message)
+            message = layout_hint.explain(assignment.layout, error, message, diagnosis=diagnosis)
+        cell = _not_defined(exc, notebook)
+        if cell:
+            message = f"{cell}\n{message}"
         return agreement.Evidence(case, scoring.failed_check(
-            case.name, exercise, Verdict.RAISED, message,
-            diagnosis=diagnose.of_error(exercise, unattempted, inputs),
+            case.name, exercise, Verdict.RAISED, message, diagnosis=diagnosis,
             raised=vocabulary.raised(error), visibility=case.visibility, note=case.note),
             expected=expected)
-    judged = judging.judgement(exercise, case, value, expected, inputs)
+    judged = judging.judgement(exercise, case, value, expected, inputs, context)
     return agreement.Evidence(case, judged.check, judged.obtained, expected)
 
 
@@ -140,8 +171,11 @@ def _folders(caller: dict[str, Any], found: Any) -> list[Path]:
     return list(dict.fromkeys(Path(f).resolve().parent for f in files if isinstance(f, str)))
 
 
-def check(target: Any, assignment: str | None = None, depth: int = 1) -> None:
-    """Show the public-case feedback for an exercise, given by name or as the object itself."""
+def check(target: Any, assignment: str | None = None, depth: int = 1,
+          full: bool = False) -> None:
+    """Show the public-case feedback for an exercise, given by name or as the object itself:
+    one line when it passes; else the verdict, the mistake and the first differences, with
+    the full report (`full`: shown at once) a click away."""
     if os.environ.get(SANDBOX_ENV):
         return  # being graded: the grader runs every case itself
     frame = sys._getframe(depth)  # the caller's, as inspect.stack()[depth] without the source
@@ -151,13 +185,23 @@ def check(target: Any, assignment: str | None = None, depth: int = 1) -> None:
     else:
         name, found = getattr(target, "__name__", repr(target)), target
     result = run(name, found, assignment, _folders(frame.f_globals, found))
+    passed = all(e.status is CheckStatus.PASSED for e in result.exercises)
     if _in_jupyter():
         from IPython.display import HTML, display
 
-        from grader.report import html
+        from grader.report import compact
 
-        display(HTML(html.fragment(result)))
-    else:
+        report = ""
+        if full or not passed:  # Jinja2 and the templates are loaded only to be shown
+            from grader.report import html
+
+            report = html.fragment(result)
+        display(HTML(report if full else compact.fragment(result, report)))
+    elif full:
         from grader.report import terminal
 
         print(terminal.render(result), end="")
+    else:
+        from grader.report import compact
+
+        print(compact.terminal(result), end="")

@@ -147,8 +147,10 @@ def test_a_scale_the_source_does_not_show_gets_values_differ_and_no_name(tmp_pat
                     "multihead_scaled_self_attention")
     assert checks["notebook-example"].passed
     assert [(n, c.diagnosis) for n, c in checks.items() if not c.passed] == \
-        [("small", None), ("wide", None)]
-    assert checks["small"].message == vocabulary.message(Verdict.WRONG_VALUES)
+        [("practice", None), ("small", None), ("wide", None)]
+    # The practice case, public, fails the same way: the hidden one points to it.
+    assert checks["small"].message == (vocabulary.message(Verdict.WRONG_VALUES) + " "
+                                       + vocabulary.SAME_AS_PUBLIC)
     assert checks["small"].detail.startswith("values differ")
 
 
@@ -159,7 +161,7 @@ def test_a_number_is_not_blamed_when_the_example_fails_too(tmp_path):
                                                        "V @ softmax_cols(K.T @ Q / 2).T")
     checks = _grade(tmp_path, source, "multihead_scaled_self_attention")
     failing = [c for c in checks.values() if not c.passed]
-    assert [c.name for c in failing] == ["notebook-example", "small", "wide"]
+    assert [c.name for c in failing] == ["notebook-example", "practice", "small", "wide"]
     assert all(c.diagnosis is None for c in failing), [c.diagnosis for c in failing]
 
 
@@ -188,7 +190,8 @@ def self_attention(X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k):
 
 def test_a_size_written_in_sqrt_or_in_a_shape_is_named_with_its_line(tmp_path):
     checks = _grade(tmp_path, SINGLE_HEAD, "scaled_dot_product_self_attention")
-    assert [n for n, c in checks.items() if not c.passed] == ["wide"]  # D = 6 there only
+    # D = 5 and 6 there only
+    assert [n for n, c in checks.items() if not c.passed] == ["practice", "wide"]
     assert checks["wide"].diagnosis is not None
     assert "`4` on line 11 stands for X.shape[0], which is 4 in the notebook's example, " \
            "but 6 in this case" in checks["wide"].detail  # the instructor's view
@@ -198,7 +201,8 @@ def test_a_size_written_in_sqrt_or_in_a_shape_is_named_with_its_line(tmp_path):
     wide = checks["wide"]
     assert wide.status.value == "error" and wide.visibility is Visibility.HIDDEN
     assert wide.diagnosis is not None and wide.diagnosis.id == "hard-coded-size"
-    assert wide.message == vocabulary.message(Verdict.RAISED, "ValueError")
+    assert wide.message == (vocabulary.message(Verdict.RAISED, "ValueError") + " "
+                            + vocabulary.SAME_AS_PUBLIC)  # as the practice case does
     assert "`4` on line 17 stands for X.shape[0]" in wide.detail
     assert "`3` on line 17 stands for X.shape[1], which is 3 in the notebook's example, but " \
            "5 in this case" in wide.detail

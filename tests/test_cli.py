@@ -29,7 +29,7 @@ def test_list_shows_assignments_functions_and_points():
     assert "udl_attention  (10 points)" in out
     assert "torch_attention  (5 points)" in out
     assert "  multihead_scaled_self_attention(X, omega_v1," in out
-    assert "5 pts, 4 cases (1 public, 2 hidden worth points)" in out
+    assert "5 pts, 5 cases (2 public, 2 hidden worth points)" in out
     assert "causal_mask(seq_len)  1 pt, 3 cases (1 public, 1 hidden worth points)" in out
 
 
@@ -83,9 +83,9 @@ def test_run_prints_a_summary_and_writes_the_json_schema(tmp_path):
                             "udl_attention", "--json", str(out_json))
     assert code == 0, err
     assert "seed002.ipynb · udl_attention: 4 / 10" in out
-    assert "✗ multihead_scaled_self_attention 0/5  (1/4 checks)" in out
+    assert "✗ multihead_scaled_self_attention 0/5  (1/5 checks)" in out
     # The book's softmax_cols is given, not the student's: shown, never scored.
-    assert "· softmax_cols given, not scored  (2/3 checks)" in out
+    assert "· softmax_cols given, not scored  (3/4 checks)" in out
     assert "large-values (hidden, no points): Tip: [unstable-softmax]" in out
     # Seed 002's float(k.T @ q_n) fails only under NumPy 2: said once, with the fix.
     assert out.count("NumPy 2 no longer turns a one-element array into a number") == 1
@@ -169,8 +169,8 @@ def test_check_runs_public_cases_only():
     code, out, _ = invoke("check", f"{CORPUS}/udl_attention/seed002.ipynb", "--assignment",
                           "udl_attention")
     assert code == 1
-    assert "seed002.ipynb · udl_attention: 4 / 5 public checks pass (public cases only)" in out
-    assert "✓ self_attention (1/1 checks)" in out
+    assert "seed002.ipynb · udl_attention: 7 / 10 public checks pass (public cases only)" in out
+    assert "✓ self_attention (2/2 checks)" in out
     assert ("notebook-example (public example, no points): [transposed-weights] Each head's "
             "attention matrix is applied transposed") in out
     assert "        values differ from the expected ones." in out

@@ -122,7 +122,7 @@ def test_grade_run_with_two_notebooks_is_one_result(parts, tmp_path):
     assert code == 0, err.getvalue()
     text = out.getvalue()
     assert text.startswith(f"{parts[0]} + {parts[1]} · udl_attention: 10 / 10")
-    assert "✓ multihead_scaled_self_attention 5/5  (4/4 checks)  from " \
+    assert "✓ multihead_scaled_self_attention 5/5  (5/5 checks)  from " \
            "12_2_Multihead_Self_Attention.ipynb" in text
     data = json.loads(json_path.read_text())
     assert data["files"] == [str(path) for path in parts]

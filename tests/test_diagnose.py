@@ -283,7 +283,7 @@ def test_seed002_as_written_is_diagnosed_with_transposed_weights():
     # the notebook's example, wrong where D is 6, and said so.
     scaled = by_name["scaled_dot_product_self_attention"]
     assert [(c.name, c.diagnosis.id) for c in scaled.checks if not c.passed] == \
-        [("wide", "uses-global")]
+        [("practice", "uses-global"), ("wide", "uses-global")]
     wide = next(c for c in scaled.checks if c.name == "wide")
     assert "reads the notebook's global D = 4, where X.shape[0] is 6" in wide.detail
 

@@ -67,7 +67,8 @@ def test_unscored_cases_and_provided_exercises_are_worth_nothing():
     # The public example earns nothing (#21): the points go to the two hidden scored cases.
     assert [(case.name, scoring.shown(scoring.share(multihead, case.name)))
             for case in multihead.cases] == [
-        ("notebook-example", 0.0), ("small", 2.5), ("one-token", 0.0), ("wide", 2.5)]
+        ("notebook-example", 0.0), ("practice", 0.0), ("small", 2.5), ("one-token", 0.0),
+        ("wide", 2.5)]
 
 
 def test_return_v_earns_nothing(make_submission):
@@ -78,7 +79,7 @@ def test_return_v_earns_nothing(make_submission):
                       "scaled_dot_product_self_attention": 0.0,
                       "multihead_scaled_self_attention": 0.0}
     assert result.score == 0.0
-    one_token = result.exercises[2].checks[2]
+    one_token = result.exercises[2].checks[3]
     assert (one_token.name, one_token.passed, one_token.max_score) == ("one-token", True, 0.0)
 
 

@@ -88,7 +88,8 @@ def test_a_feedback_cell_follows_each_exercise_and_each_failing_cell(alice):
     assert "![expected output: a 8 by 6 matrix" in text and "(attachment:heatmap-1.svg)" in text
     assert "**Likely mistake:** Each head's attention matrix is applied transposed" in text
     assert "Mismatched elements: 48 / 48" in text
-    assert "Fails the same way: small (hidden), wide (hidden)." in text
+    assert ("Fails the same way: practice (public example, no points), small (hidden), "
+            "wide (hidden).") in text
     assert multihead["metadata"][feedback.KEY]["feedback"] == "failed"
     (error,) = result.problem_cells
     after_error = cells[cells.index(notebook["cells"][error.index - 1]) + 1]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import sqlite3
 
 import numpy as np
@@ -80,10 +81,13 @@ def test_the_hidden_inputs_reach_no_student_format(graded):
 
 
 def test_students_are_not_told_whether_hidden_calls_printed(graded):
-    # One line names the public call; none speaks of the hidden ones, whose three calls
-    # printed (each asked once: they pass at the end of the notebook).
+    # A line names each public call (the example and the practice case); none speaks of the
+    # hidden ones, whose three calls printed (each asked once: they pass at the end of the
+    # notebook).
     assert graded.output.startswith("[grader] softmax, case 'vector', printed:\n")
-    assert graded.output.count("[grader]") == 1 and "hidden" not in graded.output
+    assert re.findall(r"^\[grader\] .*", graded.output, re.M) == [
+        "[grader] softmax, case 'vector', printed:", "[grader] softmax, case 'practice', printed:"]
+    assert "hidden" not in graded.output
     assert graded.hidden_output.count("[grader] softmax, case '") == 3
     for name, text in student_texts(graded).items():
         assert "hidden checks' calls printed" not in text, name

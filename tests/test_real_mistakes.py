@@ -159,7 +159,8 @@ def notebook(cells: list[str]) -> dict:
 
 def test_check_in_the_notebook_says_the_same(capsys):
     kernel = notebook(part_1("K @ Q.T", rows=True)[:5])
-    (check,) = selfcheck.run("self_attention", kernel["self_attention"]).exercises[0].checks
+    check, _practice = selfcheck.run("self_attention", kernel["self_attention"]).exercises[
+        0].checks
     first, numpys = check.message.split("\n", 1)
     assert first == SENTENCE
     assert numpys.startswith("raised ValueError: matmul: Input operand 1 has a mismatch")
@@ -167,7 +168,8 @@ def test_check_in_the_notebook_says_the_same(capsys):
     assert SENTENCE in capsys.readouterr().out
 
     kernel = notebook(part_1("Q.T @ K")[:5])
-    (check,) = selfcheck.run("self_attention", kernel["self_attention"]).exercises[0].checks
+    check, _practice = selfcheck.run("self_attention", kernel["self_attention"]).exercises[
+        0].checks
     assert check.diagnosis.id == "qk-swapped"
     assert check.diagnosis.message.startswith("Queries and keys are swapped: you compute "
                                               "softmax_cols(Q.T @ K)")

@@ -132,7 +132,9 @@ MISTAKES = {  # (exercise, id): how the student's module differs from a right on
     ("attend", "wrong-scale"): {"attend": " / d"},
     ("attend", "softmax-wrong-axis"): {"axis": -2},
 }
-CHECKS = '\n\nfrom grader import check\n\ncheck("scaled_scores")\ncheck(attend)\n'
+# The full report, where every public check is listed (the compact view shows the first).
+CHECKS = ('\n\nfrom grader import check\n\ncheck("scaled_scores", full=True)\n'
+          'check(attend, full=True)\n')
 
 
 def student(mistake: dict[str, object]) -> str:

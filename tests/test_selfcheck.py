@@ -30,8 +30,8 @@ def test_public_cases_only_with_the_diagnosis():
     result = selfcheck.run("softmax_cols", softmax_cols)
     assert result.public_only and result.assignment == "udl_attention"
     (exercise,) = result.exercises
-    assert [c.name for c in exercise.checks] == ["matrix"]
-    assert exercise.checks[0].diagnosis.id == "softmax-wrong-axis"
+    assert [c.name for c in exercise.checks] == ["matrix", "practice"]
+    assert [c.diagnosis.id for c in exercise.checks] == ["softmax-wrong-axis"] * 2
 
 
 def test_the_parameter_names_choose_between_assignments():
@@ -50,8 +50,8 @@ def test_the_parameter_names_choose_between_assignments():
 def test_by_name_from_the_callers_namespace(capsys):
     check("softmax_cols")
     out = capsys.readouterr().out
-    assert "0 / 1 public checks pass" in out
-    assert "[softmax-wrong-axis]" in out
+    assert out.startswith("✗ softmax_cols: given (not scored): 0 of 2 public checks pass.\n")
+    assert "  [softmax-wrong-axis]" in out
 
 
 def test_stubs_and_missing_functions():
@@ -128,18 +128,21 @@ def test_check_loads_only_what_it_uses(tmp_path):
     """`from grader import check` loads the package alone; a check loads the declarations, the
     judging stages and the terminal report, never the sandbox's supervisor, the grading driver,
     the class's side or IPython, nor what only a failing call, check data beside the notebook
-    or a hard-coded size needs."""
+    or the full report needs."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("GRADER_")}
     env["PYTHONPATH"] = str(ROOT)
     done = subprocess.run([sys.executable, "-c", CALLS], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "softmax (in this notebook) · udl_attention: 1 / 1 public checks pass" in done.stdout
-    assert "[softmax-wrong-axis]" in done.stdout
+    assert done.stdout.startswith(
+        "✓ softmax: all 2 public checks pass; hidden cases give the points.\n"
+        "✗ softmax_cols: given (not scored): 0 of 2 public checks pass.\n")
+    assert "  [softmax-wrong-axis]" in done.stdout
     loaded = json.loads(done.stderr)
     ours = {name for name in loaded["called"] if name.split(".")[0] == "grader"}
     assert {name for name in loaded["imported"] if name.split(".")[0] == "grader"} == {"grader"}
-    assert {"grader.selfcheck", "grader.pipeline.judging", "grader.report.terminal"} <= ours
+    assert {"grader.selfcheck", "grader.pipeline.judging", "grader.pipeline.kernel_source",
+            "grader.report.compact"} <= ours
     never = ("grader.sandbox.session", "grader.sandbox.transport", "grader.sandbox.zygote",
              "grader.sandbox.isolation", "grader.sandbox.resources", "grader.sandbox.kernel",
              "grader.sandbox.doctor", "grader.sandbox.inside.worker",
@@ -147,13 +150,15 @@ def test_check_loads_only_what_it_uses(tmp_path):
              "grader.pipeline.grading", "grader.gradebook", "grader.term", "grader.batch",
              "grader.classreport", "grader.gradescope", "grader.ingest", "grader.similarity",
              "grader.cli", "grader.authoring", "grader.sandbox.limits", "grader.course.checkfile",
-             "grader.pipeline.ipython_syntax", "grader.pipeline.layout_hint")
+             "grader.pipeline.layout_hint", "grader.report.terminal", "grader.report.html")
     assert sorted(name for name in ours if name.startswith(never)) == []
     assert "IPython" not in loaded["called"]
     # The package, selfcheck, model, results, errors, text; the registry's 4 modules and the 8
     # of the declarations it loads; judging's 5 and agreement (grade run's refutation);
-    # calling's 4 (protocol for compare); the report's 3 (with `advice`, which tells a tip).
-    assert len(ours) <= 31, sorted(ours)
+    # the source's reading (kernel_source, notebook_globals, ipython_syntax, submission);
+    # calling's 4 (protocol for compare); the report's 3 (its compact view, and `advice`,
+    # which tells a tip).
+    assert len(ours) <= 35, sorted(ours)
 
 
 def test_check_data_is_looked_for_beside_the_callers_file(tmp_path):

@@ -112,6 +112,16 @@ def numeric_globals(submission: Submission) -> dict[str, float]:
     return _numeric(top_level(submission))
 
 
+def numeric_of(statements: Iterable[ast.stmt]) -> dict[str, float]:
+    """The numeric globals that top-level `statements` leave, run in order."""
+    return _numeric(list(statements))
+
+
+def free_names(function: ast.FunctionDef) -> set[str]:
+    """The names a function reads from outside itself, builtins aside: its globals."""
+    return _free_names(function)
+
+
 def _step(statement: ast.stmt, known: dict[str, float]) -> None:
     """What one top-level statement does to the numeric globals."""
     if isinstance(statement, ast.Assign):
@@ -268,7 +278,31 @@ def numbers_written(submission: Submission, functions: Iterable[str], *,
             last[statement.name] = statement
     found: dict[str, tuple[Written, ...]] = {name: () for name in wanted}
     for name, function in last.items():
-        numbers = [w for w in _written(function)
-                   if 2 <= w.value <= _LARGEST and w.value == int(w.value)]
-        found[name] = tuple(dict.fromkeys(sorted(numbers, key=lambda w: (w.line, w.value))))
+        found[name] = written_by(function)
     return found
+
+
+def written_by(function: ast.FunctionDef) -> tuple[Written, ...]:
+    """The numbers one function's definition writes where a size goes, as `numbers_written`
+    reads them, by line (the line of the definition's own source)."""
+    numbers = [w for w in _written(function)
+               if 2 <= w.value <= _LARGEST and w.value == int(w.value)]
+    return tuple(dict.fromkeys(sorted(numbers, key=lambda w: (w.line, w.value))))
+
+
+def read_by(function: ast.FunctionDef, known: Mapping[str, float]
+            ) -> dict[str, tuple[float, ...]]:
+    """The numeric globals among `known` (name: value) that one function's definition reads,
+    in the form of `globals_read`: for `check()`, whose kernel holds the globals' values."""
+    return {name: (known[name],) for name in sorted(_free_names(function)) if name in known}
+
+
+def size_of(value: object) -> float | None:
+    """A global's value as a size it may stand for: a finite number (a Python or NumPy
+    integer or float, never a bool) no larger than any notebook's example; else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) and not (
+            type(value).__module__ == "numpy" and hasattr(value, "dtype")
+            and getattr(value, "ndim", 1) == 0 and value.dtype.kind in "iuf"):
+        return None
+    number = _number(value)
+    return number if number is not None and abs(number) <= _LARGEST else None
