@@ -111,7 +111,7 @@ def identity(status):
 class Scan:
     """The state of one walk. `known`: identities (`identity`) of files already read by a
     recording scan and found clean, 8 bytes each, joined; `record`: keep the identities of
-    the files this scan reads and finds clean, in `clean`."""
+    the files this scan reads and finds clean, in `clean` (and read none of them twice)."""
 
     def __init__(self, needles, lines, texts=(), markers=(), deep=False, known=b"",
                  record=False):
@@ -153,7 +153,7 @@ class Scan:
         self.files += 1
         status = os.fstat(stream.fileno())
         key = identity(status) if self.known or self.clean is not None else None
-        if key in self.known:
+        if key in self.known or (self.clean is not None and key in self.clean):
             stream.close()
             self.bytes += status.st_size
             self.skipped += 1
