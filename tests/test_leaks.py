@@ -240,6 +240,7 @@ def _scan(python: Path, scanner: Path, as_user: bool, cwd: Path) -> tuple[dict, 
             result = json.loads((out / "r.json").read_text())
         finally:
             shutil.rmtree(out, ignore_errors=True)
+    assert not out.exists() and not stash.exists(), "the scan left its folders behind"
     return result, result["output"]
 
 
