@@ -117,7 +117,8 @@ class Scan:
                  record=False):
         self.matcher = Matcher([bytes.fromhex(n) for n in needles])
         self.lines = set(lines)
-        self.texts = sorted(texts)
+        self.texts = set(texts)
+        self.text_lengths = sorted({len(text) for text in self.texts})
         self.markers = sorted(markers)
         self.deep = deep
         self.known = {known[i:i + 8] for i in range(0, len(known), 8)}
@@ -195,10 +196,20 @@ class Scan:
         code = self.code if self.deep else str.strip
         if not self.lines.isdisjoint(map(code, content.splitlines())):
             self.report("line", path)
-        if any(needle in content for needle in self.texts):
+        if self.has_text(content):
             self.report("text", path)
         if any(marker in content for marker in self.markers):
             self.report("marker", path)
+
+    def has_text(self, content):
+        """Whether a text needle occurs in `content`: each needle looked for in it (a search
+        through the whole text each), or, where that is less work (a hundred needles or more
+        for each length), each piece of it of a needle's length looked up among them."""
+        if len(self.texts) > 100 * len(self.text_lengths):
+            return any(content[start:start + length] in self.texts
+                       for length in self.text_lengths
+                       for start in range(len(content) - length + 1))
+        return any(needle in content for needle in self.texts)
 
     def code(self, line):
         """A line as compared with the solution's: stripped (deep: of a comment's `#` too)."""
