@@ -38,10 +38,12 @@ def pytest_xdist_auto_num_workers(config):
     return WORKERS_PER_CPU * len(os.sched_getaffinity(0))
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Tests that share a module-scoped fixture (a built wheel, a graded class, a cluster) run
     in one pytest-xdist worker, which builds it once (`--dist loadgroup`); the others go to
-    whichever worker is free."""
+    whichever worker is free. First among the plugins' hooks: pytest-xdist's reads the
+    groups into the tests' ids in its own, and a group marked after it is lost."""
     for item in items:
         fixtures = getattr(item, "_fixtureinfo", None)
         if fixtures and any(defs[-1].scope == "module"

@@ -16,7 +16,14 @@ from tests.conftest import ROOT
 from tests.helpers.corpus import CORPUS, EXPECTED, FAST, grade, graded
 
 
-@pytest.mark.parametrize("relative", sorted(EXPECTED))
+def by_file(files) -> list:
+    """Corpus files as parameters, each in a pytest-xdist group of its own: the tests of one
+    file run in one worker, where `graded` grades it once for all of them."""
+    return [pytest.param(relative, marks=pytest.mark.xdist_group(f"corpus:{relative}"))
+            for relative in sorted(files)]
+
+
+@pytest.mark.parametrize("relative", by_file(EXPECTED))
 def test_corpus_scores_and_cells(relative):
     score, cells = EXPECTED[relative]
     result = graded(relative)
@@ -238,7 +245,7 @@ fast engine's, and where."""
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("relative", sorted(set(EXPECTED) - set(SHOWN_ELSEWHERE)))
+@pytest.mark.parametrize("relative", by_file(set(EXPECTED) - set(SHOWN_ELSEWHERE)))
 def test_the_kernel_engine_grades_the_corpus_as_the_fast_one(relative):
     assert outcome(grade(relative, KERNEL)) == outcome(graded(relative))
 

@@ -6,10 +6,16 @@ solution module, and any `.git` folder (`tests/leakscan.py`). It runs four ways:
 installed editable (as README.md says) and as a regular wheel, each as root and as a normal
 user created here. The same scan run on the project itself, outside the sandbox, finds all
 three kinds of leak: the scan can fail.
+
+What the sandbox shows is mostly the same files four times (the interpreter, its packages,
+the system's libraries): they are read once, here, outside the sandbox (`known`), and each
+scan inside reads only the files it finds that this reading did not find clean, and opens
+the others to count them (`tests/leakscan.py` says how a file is known to be the same).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import pwd
@@ -29,22 +35,53 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from grader.sandbox import isolation
 from tests import leakscan
 from tests.conftest import ROOT
-from tests.helpers.scanning import hidden_needles, locked_folders, make_passable, solution_lines
+from tests.helpers.scanning import (
+    hidden_needles,
+    locked_folders,
+    make_passable,
+    solution_lines,
+    stash_room,
+)
 
 USER = "graderscan"
 SCAN_SECONDS = 280
-pytestmark = pytest.mark.slow
+CODE_MB = 8
+"""The scan's code limit (`--max-cell-code-mb`, `--max-code-mb`): the known files' identities
+make it a module of about 1 MB, over the default limit for one module."""
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2 * (SCAN_SECONDS + 60))]
+"""A scan's test waits for its scan, and the first also for `known`'s reading (a minute of
+CPU): more than the suite's 300 s on a busy machine."""
 
 
 @pytest.fixture(scope="module")
-def scanner(tmp_path_factory) -> Path:
+def known() -> str:
+    """The identities of the files the sandbox shows (`isolation.visible`: the interpreter,
+    its packages, the system's libraries) that a scan reads here and finds clean, in base64
+    (`leakscan.main`'s `known`). A file with a leak is left out: a scan inside reads it."""
+    scan = leakscan.Scan(hidden_needles(), solution_lines(), record=True)
+    binds = isolation.visible()[0]
+    for top in binds:
+        if any(Path(other) in Path(top).parents for other in binds):
+            continue  # the standard library's folder holds site-packages
+        if os.path.isdir(top):
+            scan.walk(top)
+        else:
+            scan.file(top)
+    assert scan.clean, "the scan found no clean file to share"
+    return base64.b64encode(b"".join(sorted(scan.clean))).decode()
+
+
+@pytest.fixture(scope="module")
+def scanner(known) -> Path:
     """The scan as a submission, in a folder every user can read."""
     folder = Path(tempfile.mkdtemp(prefix="leakscan-"))
     folder.chmod(0o755)
     source = (f"NEEDLES = {hidden_needles()!r}\nLINES = {solution_lines()!r}\n"
-              + Path(leakscan.__file__).read_text() + "\nmain(NEEDLES, LINES)\n")
+              f"KNOWN = {known!r}\n"
+              + Path(leakscan.__file__).read_text() + "\nmain(NEEDLES, LINES, known=KNOWN)\n")
     path = folder / "scan_udl_attention.py"
     path.write_text(source)
     path.chmod(0o644)
@@ -150,15 +187,23 @@ def wheel_python(tmp_path_factory) -> Path:
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
                     str(wheel)], check=True)
     located = subprocess.run([str(python), "-c", "import grader; print(grader.__file__)"],
-                             capture_output=True, text=True, cwd=folder, check=True)
+                             capture_output=True, text=True, cwd=folder, check=True,
+                             env=_own_imports())
     assert located.stdout.startswith(str(folder / "venv")), located.stdout
     yield python
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _as_user(command: list[str], reach: list[Path]) -> list[Path]:
+def _own_imports() -> dict[str, str]:
+    """This environment without PYTHONPATH: an interpreter other than this one imports the
+    grader it has installed, whatever folder the suite puts first on its own path."""
+    return {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+
+
+def _as_user(command: list[str], reach: list[Path], stash: Path) -> list[Path]:
     """`command` run as a normal user created here, able to reach every path in `reach` (the
-    interpreter, the project, the scan) even where a folder on the way is private."""
+    interpreter, the project, the scan) even where a folder on the way is private (its
+    stash, `scanning.make_passable`'s, in `stash`)."""
     try:
         pwd.getpwnam(USER)
     except KeyError:
@@ -168,25 +213,34 @@ def _as_user(command: list[str], reach: list[Path]) -> list[Path]:
     locked = locked_folders(reach)
     if not locked:
         return ["sh", "-c", f"exec {user} {inner}"]
-    script = f"{make_passable(locked, reach)} && exec {user} {inner}"
+    script = f"{make_passable(locked, reach, stash)} && exec {user} {inner}"
     return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script]
 
 
 def _scan(python: Path, scanner: Path, as_user: bool, cwd: Path) -> tuple[dict, str]:
+    """The scan graded by `python -m grader run`, as root or as the normal user; its folders
+    are removed whatever happens."""
     out = Path(tempfile.mkdtemp(prefix="leakscan-out-"))
     out.chmod(0o777)
     command = [str(python), "-m", "grader", "run", str(scanner), "--assignment",
-               "udl_attention", "--timeout", str(SCAN_SECONDS), "--json", str(out / "r.json")]
-    if as_user and os.geteuid() == 0:
-        reach = [python.parent, python.resolve(), Path(sys.base_prefix), Path(sys.prefix),
-                 ROOT, scanner, out]
-        command = _as_user(command, reach)
-    env = dict(os.environ, GRADER_SOLUTIONS=str(ROOT / "solutions"), HOME=str(out))
-    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=SCAN_SECONDS + 60)
-    assert done.returncode == 0, done.stderr[-2000:]
-    result = json.loads((out / "r.json").read_text())
-    shutil.rmtree(out, ignore_errors=True)
+               "udl_attention", "--timeout", str(SCAN_SECONDS), "--json", str(out / "r.json"),
+               "--max-cell-code-mb", str(CODE_MB), "--max-code-mb", str(CODE_MB)]
+    editable = python == Path(sys.executable)
+    env = dict(os.environ if editable else _own_imports(),
+               GRADER_SOLUTIONS=str(ROOT / "solutions"), HOME=str(out))
+    with stash_room() as stash:
+        try:
+            if as_user and os.geteuid() == 0:
+                reach = [python.parent, python.resolve(), Path(sys.base_prefix),
+                         Path(sys.prefix), ROOT, scanner, out]
+                command = _as_user(command, reach, stash)
+            done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
+                                  timeout=SCAN_SECONDS + 60)
+            assert done.returncode == 0, done.stderr[-2000:]
+            result = json.loads((out / "r.json").read_text())
+        finally:
+            shutil.rmtree(out, ignore_errors=True)
+    assert not out.exists() and not stash.exists(), "the scan left its folders behind"
     return result, result["output"]
 
 
@@ -194,8 +248,10 @@ def _check(result: dict, output: str, as_user: bool) -> None:
     lines = output.splitlines()
     assert [line for line in lines if line.startswith("LEAK")] == []
     summary = next(line for line in lines if line.startswith("SCANNED")).split()
-    files, size = int(summary[1]), int(summary[2])
+    files, size, known = int(summary[1]), int(summary[2]), int(summary[4])
     assert files > 1000 and size > 50 << 20, summary  # numpy alone is more than this
+    # Most of what it saw had been read outside the sandbox (`known`): the rest, read here.
+    assert known > files // 2, summary
     assert "a private read-only root" in result["isolation"]
     who = "a nested user namespace" if as_user else "an unprivileged user of its own"
     assert who in result["isolation"]
@@ -229,3 +285,22 @@ def test_the_scan_finds_every_kind_of_leak_outside_the_sandbox(capsys):
     assert str(ROOT / ".git") in paths
     assert any(path.startswith(str(ROOT / "solutions" / "references")) for path in paths)
     assert str(ROOT / "solutions" / "udl_attention.py") in paths
+
+
+def test_files_known_clean_are_not_read_again_and_never_hide_a_leak(capsys):
+    """A recording scan keeps the files it found nothing in; a scan given them opens them
+    without reading them, and still reads, and reports, every file with a leak."""
+    needles, lines = hidden_needles(), solution_lines()
+    first = leakscan.Scan(needles, lines, record=True)
+    first.walk(str(ROOT))
+    leaky = {path.split(":")[0] for kind, path in first.found if kind != "git"}
+    assert str(ROOT / "solutions" / "udl_attention.py") in leaky and first.skipped == 0
+    assert len(first.clean) > 100
+    known = base64.b64encode(b"".join(first.clean)).decode()
+    again = leakscan.main(needles, lines, top=str(ROOT), known=known)
+    assert sorted(again.found) == sorted(first.found)
+    # Every file but those with a leak was known; those were read again.
+    assert len(first.found) < leakscan.MAX_REPORTS
+    assert (again.skipped, again.files - again.skipped) == (len(first.clean), len(leaky))
+    assert (again.files, again.bytes, again.unreadable) == (
+        first.files, first.bytes, first.unreadable)

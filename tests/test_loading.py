@@ -373,13 +373,15 @@ def test_pathological_cells_load_in_linear_work(monkeypatch, name):
 
 
 def test_ipython_tokenizes_again_after_each_magic_and_we_do_not(monkeypatch):
-    source = "x = %ls\n" * 400 + "y = 1\n" * 400
+    magics = 100  # IPython's work grows with its square
+    source = "x = %ls\n" * magics + "y = 1\n" * magics
     tokenized = Tokenized(monkeypatch)
     ours = ipython_syntax.transform_cell(source)
     assert tokenized.chars == len(source)  # each line read once
     tokenized.chars = 0
     assert inputtransformer2.TransformerManager().transform_cell(source) == ours
-    assert tokenized.chars > 200 * len(source)  # what IPython's loop reads
+    # What IPython's loop reads: after each magic, the rest of the cell, half of it at least.
+    assert tokenized.chars > magics // 2 * len(source)
 
 
 def test_a_cell_of_500_magics_is_transformed_where_ipython_raises():

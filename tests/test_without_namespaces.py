@@ -22,7 +22,13 @@ import pytest
 from grader.sandbox import users
 from tests import leakscan
 from tests.conftest import ROOT
-from tests.helpers.scanning import hidden_needles, locked_folders, make_passable, solution_lines
+from tests.helpers.scanning import (
+    hidden_needles,
+    locked_folders,
+    make_passable,
+    solution_lines,
+    stash_room,
+)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the root case needs root")
 
@@ -85,13 +91,14 @@ def _grade(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     reach = [Path(sys.executable).parent, Path(sys.executable).resolve(),
              Path(sys.base_prefix), Path(sys.prefix)]
     locked = locked_folders(reach)
-    if locked:
-        script = " ".join(f"'{part}'" for part in command)
-        command = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                   f"{make_passable(locked, reach)} && PATH={nothing} exec {script}"]
-        env["PATH"] = "/usr/bin:/bin"
-    return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True,
-                          timeout=300)
+    with stash_room() as room:
+        if locked:
+            script = " ".join(f"'{part}'" for part in command)
+            command = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                       f"{make_passable(locked, reach, room)} && PATH={nothing} exec {script}"]
+            env["PATH"] = "/usr/bin:/bin"
+        return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True,
+                              timeout=300)
 
 
 def _probe(top: Path, targets: list[str]) -> str:

@@ -7,6 +7,7 @@ the sandbox as a submission, so it holds only what the standard library and nump
 
 from __future__ import annotations
 
+import contextlib
 import json
 import stat
 import tempfile
@@ -79,14 +80,31 @@ def locked_folders(paths: list[Path]) -> list[Path]:
     return sorted(locked, key=lambda folder: len(folder.parts))
 
 
-def make_passable(locked: list[Path], paths: list[Path]) -> str:
+@contextlib.contextmanager
+def stash_room() -> Iterator[Path]:
+    """A folder for `make_passable`'s stashes, removed afterwards. Only with rmdir: in the
+    namespace a stash holds a bind of a private folder, so nothing ever empties one (a
+    stash still bound, by a namespace that outlived its command, is left in place)."""
+    room = Path(tempfile.mkdtemp(prefix="leakscan-stash-"))
+    try:
+        yield room
+    finally:
+        for stash in room.iterdir():
+            with contextlib.suppress(OSError):
+                stash.rmdir()
+        with contextlib.suppress(OSError):
+            room.rmdir()
+
+
+def make_passable(locked: list[Path], paths: list[Path], room: Path) -> str:
     """Shell that, in a private mount namespace, makes each locked folder passable while
-    showing only the entries on the way to `paths`: the folder is moved aside, an empty
-    tmpfs (mode 0755) takes its place, and each entry needed is bound back into it. Nothing
-    changes outside this namespace, and the files keep their own owners and modes."""
+    showing only the entries on the way to `paths`: the folder is moved aside (to a stash
+    in `room`, from `stash_room`), an empty tmpfs (mode 0755) takes its place, and each
+    entry needed is bound back into it. Nothing changes outside this namespace, and the
+    files keep their own owners and modes."""
     steps = []
     for folder in locked:
-        stash = tempfile.mkdtemp(prefix="leakscan-stash-")
+        stash = tempfile.mkdtemp(dir=room)
         needed = sorted({path.resolve().relative_to(folder).parts[0]
                          for path in paths if folder in path.resolve().parents})
         steps.append(f"mount --bind '{folder}' '{stash}' && "
