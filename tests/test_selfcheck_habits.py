@@ -58,8 +58,8 @@ ONES_N = '''def self_attention(X, omega_v, omega_q, omega_k, beta_v, beta_q, bet
     V = omega_v @ X + beta_v @ np.ones((1, N))
     return V @ softmax_cols(K.T @ Q)
 '''
-SENTENCE = ("take sizes from the shapes of the inputs inside the function, never from the "
-            "notebook's globals, which fit only the notebook's example.")
+SENTENCE = ("Take sizes from the shapes of the inputs inside the function: the notebook's "
+            "globals fit only its example.")
 
 
 def solution(name: str) -> str:
@@ -128,11 +128,11 @@ def test_part_1s_habits_are_named_in_the_notebook(tmp_path):
     ones = summary(pages["self_attention"])
     assert ones.startswith("✗ self_attention: 1 of 2 public checks pass.\n")
     assert ("[uses-global] self_attention reads the notebook's global N = 3, where "
-            f"X.shape[1] is 7: {SENTENCE}") in ones
+            f"X.shape[1] is 7. {SENTENCE}") in ones
     assert "The shapes do not fit together" not in ones  # the cause is named: no red herring
     sqrt_d = summary(pages["scaled_dot_product_self_attention"])
     assert ("[uses-global] scaled_dot_product_self_attention reads the notebook's global "
-            f"D = 4, where X.shape[0] is 5: {SENTENCE}") in sqrt_d
+            f"D = 4, where X.shape[0] is 5. {SENTENCE}") in sqrt_d
     assert summary(pages["softmax"]).count("\n") == 0  # a passing check is one line
     assert "<details>" not in pages["softmax"]
 
@@ -145,7 +145,7 @@ def test_part_2s_habits_are_named_in_the_notebook(tmp_path):
     assert sqrt_h_d.startswith(f"✗ {name}: 1 of 2 public checks pass.\n  practice (other "
                                "sizes than the notebook's example, worth no points):\n")
     assert (f"[uses-global] {name} reads the notebook's global H_D = 4, where "
-            f"omega_v1.shape[0] is 5: {SENTENCE}") in sqrt_h_d
+            f"omega_v1.shape[0] is 5. {SENTENCE}") in sqrt_h_d
     notebook = again(filled(PART_2, tmp_path, {name: LITERAL_2}), name)
     literal = shown(notebook, tmp_path)[name]
     assert (f"[hard-coded-size] {name} writes sizes as numbers: `2` on line 11 stands for the "
@@ -170,7 +170,7 @@ def test_a_global_whose_cell_has_not_run_says_which_cell_and_is_named(tmp_path):
     page = summary(shown(notebook, tmp_path)[name])
     assert page.startswith(f"✗ {name}: 0 of 2 public checks pass.\n  practice")
     assert (f"[uses-global] {name} reads the notebook's global H_D = 4, where "
-            f"omega_v1.shape[0] is 5: {SENTENCE}") in page
+            f"omega_v1.shape[0] is 5. {SENTENCE}") in page
     assert (f"H_D is defined in cell {example} (Worked example (seed notebook)) of "
             f"{PART_2}; run it first.\n    raised NameError: name 'H_D' is not defined") in page
 
