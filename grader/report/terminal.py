@@ -1,15 +1,22 @@
-"""A short, readable summary for the terminal; colour only where the terminal supports it."""
+"""A short, readable summary for the terminal; colour only where the terminal supports it.
+
+Where Rich is not installed (the self-check a released file carries, with numpy alone), the same
+lines are printed without colour by `plain`.
+"""
 
 from __future__ import annotations
 
 import io
 from pathlib import Path
 
-from rich.console import Console
-from rich.markup import escape
-
 from grader import text
 from grader.results import CellStatus, CheckStatus, Result, ResultStatus
+
+try:
+    from rich.console import Console
+    from rich.markup import escape
+except ImportError:  # numpy alone: the same lines, without colour
+    from grader.report.plain import Console, escape  # type: ignore[assignment]
 
 _STYLE = {CheckStatus.PASSED: "green", CheckStatus.FAILED: "red", CheckStatus.MISSING: "yellow",
           CheckStatus.ERROR: "red", CheckStatus.TIMEOUT: "magenta"}
