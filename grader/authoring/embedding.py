@@ -38,7 +38,11 @@ from grader.model import Assignment
 
 ROOT_MODULE = "grader.selfcheck"
 """Where the bundle's modules are followed from: the self-check."""
-LEFT_OUT = {"grader.report.html": "needs Jinja2: where it is missing, check() prints text"}
+LEFT_OUT = {
+    "grader.report.html": "needs Jinja2: where it is missing, check() prints text",
+    "grader.assignments.variants": "the misconceptions' code, which holds lines of solutions: "
+                                   "check() names a mistake from the check data's outputs",
+}
 """Modules the self-check may import that the bundle does without, and why."""
 TAG = "grader-self-check"
 """The tag (and id) of the notebook cell that carries the self-check."""
@@ -162,5 +166,5 @@ def into_module(text: str, assignment: Assignment, data: bytes) -> str:
             "changes a grade.\n"
             'if __name__ == "__main__":\n' + body + "\n"
             "    from grader import check\n\n"
-            f"    for _name in {written!r}:\n"
-            "        check(_name)\n")
+            "    for _name in (" + "".join(f"\n        {name!r}," for name in written) +
+            "\n    ):\n        check(_name)\n")
