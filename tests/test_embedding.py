@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import cli
 from grader.authoring import embedding, release
 from grader.course import carried, registry
 from tests.conftest import ROOT
+from tests.helpers.command import run as grade
 
 NAME = "udl_attention"
 BUNDLE = re.compile(r'unpack_self_check\("""\n(.*?)\n *""", ', re.S)
@@ -142,8 +142,9 @@ def test_what_a_student_edits_in_the_carried_check_never_reaches_a_grade(release
         assert "grader/pipeline/judging.py" in zipfile.ZipFile(io.BytesIO(carried_bundle(
             "".join(_sources(copy))))).namelist()
         out = tmp_path / f"{label}.json"
-        assert cli.main(["run", str(tmp_path / f"{label}.ipynb"), "--assignment", NAME,
-                         "--json", str(out)]) == 0
+        code, _, err = grade("run", str(tmp_path / f"{label}.ipynb"), "--assignment", NAME,
+                             "--json", str(out))
+        assert (code, err) == (0, ""), err
         result = json.loads(out.read_text())
         scores.append([(e["name"], e["score"], [(c["name"], c["verdict"]) for c in e["checks"]])
                        for e in result["exercises"]])
