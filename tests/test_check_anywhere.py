@@ -28,8 +28,10 @@ import pytest
 
 from grader.course import registry
 from tests.conftest import ROOT
+from tests.helpers import course as made
+from tests.helpers.carried import carried_bundle, with_bundle
 from tests.helpers.command import run as grade
-from tests.test_released_course import MISTAKES, NAME, RIGHT, STUDENT, course  # noqa: F401
+from tests.helpers.course import MISTAKES, NAME, RIGHT, STUDENT
 
 EXERCISES = ("scaled_scores", "attend")
 VERDICTS = '''import json, pathlib
@@ -103,6 +105,14 @@ def _ids(shown: str) -> set[str]:
         re.findall(r"\): \[([\w-]+)\]", shown))
 
 
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> dict[str, Path]:
+    """The course made and released as docs/authoring.md says (`tests.helpers.course`)."""
+    registry.assignments.cache_clear()
+    yield made.make(tmp_path_factory.mktemp("course"))
+    registry.assignments.cache_clear()
+
+
 @pytest.fixture(scope="session")
 def venv(tmp_path_factory) -> Path:
     """A fresh venv with numpy, ipykernel and nbclient, and nothing of the grader."""
@@ -171,7 +181,7 @@ def _graded(path: Path) -> dict[str, dict[str, list[list]]]:
 
 
 @pytest.fixture(scope="module")
-def four_ways(course, venv, tmp_path_factory):  # noqa: F811
+def four_ways(course, venv, tmp_path_factory):
     """Each completed notebook checked four ways: {label: (check() with the package, check()
     in the venv, `grade check`, `grade run`, what check() showed with the package and in the
     venv)}."""
@@ -233,7 +243,7 @@ def _module_in_venv(python: Path, text: str, folder: Path) -> subprocess.Complet
                           capture_output=True, text=True, timeout=300)
 
 
-def test_the_released_module_checks_itself_alone(course, venv, tmp_path):  # noqa: F811
+def test_the_released_module_checks_itself_alone(course, venv, tmp_path):
     released = (course["release"] / f"{NAME}.py").read_text()
     done = _module_in_venv(venv, released, tmp_path / "stubs")
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
@@ -253,7 +263,7 @@ def test_the_released_module_checks_itself_alone(course, venv, tmp_path):  # noq
                             "(`%pip install` in a notebook, then restart the kernel) and run it "
                             "again."),
 ])
-def test_what_is_missing_is_one_sentence(course, venv, tmp_path, call, said):  # noqa: F811
+def test_what_is_missing_is_one_sentence(course, venv, tmp_path, call, said):
     released = (course["release"] / f"{NAME}.py").read_text()
     text = re.sub(r'""", \(\)\)', f'""", {call})', released)
     assert text != released
@@ -264,11 +274,9 @@ def test_what_is_missing_is_one_sentence(course, venv, tmp_path, call, said):  #
     assert "Traceback" not in done.stdout
 
 
-def test_the_carried_check_is_the_students_own(course, venv, tmp_path):  # noqa: F811
+def test_the_carried_check_is_the_students_own(course, venv, tmp_path):
     """A student who edits the carried check data changes what their own check() says:
     here every expected output replaced by what a wrong function returns."""
-    from tests.test_embedding import carried_bundle, with_bundle
-
     wrong = STUDENT.format(**{**RIGHT, **MISTAKES[("scaled_scores", "missing-scale")]})
     released = (course["release"] / f"{NAME}.py").read_text()
     completed = wrong + released[released.index("\n\n\n# attention-grader's self-check"):]

@@ -8,7 +8,6 @@ import base64
 import inspect
 import io
 import json
-import re
 import zipfile
 from pathlib import Path
 
@@ -17,29 +16,15 @@ import pytest
 from grader.authoring import embedding, release
 from grader.course import carried, registry
 from tests.conftest import ROOT
+from tests.helpers.carried import carried_bundle, with_bundle
 from tests.helpers.command import run as grade
 
 NAME = "udl_attention"
-BUNDLE = re.compile(r'unpack_self_check\("""\n(.*?)\n *""", ', re.S)
-
-
 @pytest.fixture(scope="module")
 def released(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("released") / NAME
     release.release(registry.get(NAME), folder)
     return folder
-
-
-def carried_bundle(text: str) -> bytes:
-    """The bundle a released file's text carries."""
-    (found,) = BUNDLE.findall(text)
-    return base64.b64decode(found)
-
-
-def with_bundle(text: str, data: bytes) -> str:
-    """A released file's text with another bundle in it (a student's edit)."""
-    lines = "\n".join(re.findall(".{1,76}", base64.b64encode(data).decode()))
-    return BUNDLE.sub(lambda m: m.group(0).replace(m.group(1), lines), text)
 
 
 def _sources(notebook: dict) -> list[str]:
