@@ -33,6 +33,9 @@ from tests.helpers.carried import carried_bundle, with_bundle
 from tests.helpers.command import run as grade
 from tests.helpers.course import MISTAKES, NAME, RIGHT, STUDENT
 
+# Making the venv (pip, from the local wheels or PyPI) takes minutes on a busy machine; the
+# first test to use it waits for it.
+pytestmark = pytest.mark.timeout(1200)
 EXERCISES = ("scaled_scores", "attend")
 VERDICTS = '''import json, pathlib
 from grader import selfcheck
@@ -119,9 +122,9 @@ def venv(tmp_path_factory) -> Path:
     where = tmp_path_factory.mktemp("venv") / "student"
     subprocess.run([sys.executable, "-m", "venv", str(where)], check=True, timeout=300)
     python = where / "bin" / "python"
-    done = subprocess.run([str(python), "-m", "pip", "install", "-q", "numpy", "ipykernel",
-                           "nbclient"], capture_output=True, text=True, timeout=900,
-                          env=_student_env())
+    done = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-compile", "numpy",
+                           "ipykernel", "nbclient"], capture_output=True, text=True,
+                          timeout=900, env=_student_env())
     assert done.returncode == 0, done.stderr
     probe = subprocess.run([str(python), "-c", "import importlib.util as u; print("
                             "[u.find_spec(n) is None for n in ('grader', 'rich', 'jinja2')])"],

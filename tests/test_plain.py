@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 from rich.markup import escape
@@ -30,6 +30,7 @@ def _plain(markup: str) -> str:
     return target.getvalue()
 
 
+@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(PIECES)
 def test_escaped_text_prints_as_rich_prints_it(text):
     assert plain.escape(text) == escape(text)
