@@ -12,6 +12,7 @@ no grading time.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import inspect
 import os
 import sys
@@ -162,12 +163,13 @@ def _in_jupyter() -> bool:
 
 
 def _folders(caller: dict[str, Any], found: Any) -> list[Path]:
-    """Where the check data of a module's assignment is: beside the file that calls check()
-    and the file that defines the function, wherever Python was started (a notebook has no
-    `__file__`: Jupyter starts its kernel in the notebook's folder, and VS Code names the
-    notebook in `__vsc_ipynb_file__`)."""
-    files = [caller.get("__file__"), caller.get("__vsc_ipynb_file__"),
-             getattr(found, "__globals__", {}).get("__file__")]
+    """Where the check data of a module's assignment is: where the caller's own copy was
+    unpacked (`__grader_check__`: a released file carries it, `grader.course.carried`), beside
+    the file that calls check() and the file that defines the function, wherever Python was
+    started (a notebook has no `__file__`: Jupyter starts its kernel in the notebook's folder,
+    and VS Code names the notebook in `__vsc_ipynb_file__`)."""
+    files = [caller.get("__grader_check__"), caller.get("__file__"),
+             caller.get("__vsc_ipynb_file__"), getattr(found, "__globals__", {}).get("__file__")]
     return list(dict.fromkeys(Path(f).resolve().parent for f in files if isinstance(f, str)))
 
 
@@ -186,7 +188,7 @@ def check(target: Any, assignment: str | None = None, depth: int = 1,
         name, found = getattr(target, "__name__", repr(target)), target
     result = run(name, found, assignment, _folders(frame.f_globals, found))
     passed = all(e.status is CheckStatus.PASSED for e in result.exercises)
-    if _in_jupyter():
+    if _in_jupyter() and importlib.util.find_spec("jinja2"):  # HTML needs it; else text
         from IPython.display import HTML, display
 
         from grader.report import compact

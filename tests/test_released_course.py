@@ -28,148 +28,25 @@ import pytest
 from nbclient import NotebookClient
 
 from grader.course import checkfile, registry
-from grader.course.layout import Layout
 from tests import leakscan
 from tests.conftest import ROOT
+from tests.helpers import course as made
 from tests.helpers.command import run as grade
-from tests.helpers.command import write_master
+from tests.helpers.course import (
+    CHECKS,
+    COMPLETED,
+    MISTAKES,
+    NAME,
+    student,
+)
 from tests.helpers.scanning import MARKERS, secrets
-
-NAME = "scoring_course"
-CONFIG = f'''# ASSIGNMENT CONFIG
-assignment = "{NAME}"
-title = "Attention scoring, batched"
-
-[exercises]
-scaled_scores = 1
-attend = 2
-'''
-SCORES = '''def scaled_scores(queries, keys):
-    """The (batch, queries, keys) scores Q K^T / sqrt(d)."""
-    # BEGIN SOLUTION
-    d = queries.shape[-1]
-    return queries @ np.swapaxes(keys, -1, -2) / np.sqrt(d)
-    # END SOLUTION
-
-
-check("scaled_scores")  # runs the public cases and explains what is wrong
-'''
-ATTEND = '''def attend(queries, keys, values):
-    """Scaled dot-product attention over a batch: softmax over the keys, then the values."""
-    # BEGIN SOLUTION
-    scores = scaled_scores(queries, keys)
-    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    weights = weights / weights.sum(axis=-1, keepdims=True)
-    return weights @ values
-    # END SOLUTION
-
-
-check("attend")  # runs the public cases and explains what is wrong
-'''
-EXAMPLES = '''rng = np.random.default_rng(7)
-Q = rng.normal(size=(2, 3, 4))
-K = rng.normal(size=(2, 5, 4))
-V = rng.normal(size=(2, 5, 6))
-print(scaled_scores(Q, K).shape)
-print(attend(Q, K, V))
-'''
-# What the instructor adds to the skeleton: hidden cases of other sizes, and the mistakes.
-COMPLETED = '''
-import dataclasses
-
-import numpy as np
-
-from grader.assignments.variants import misconception
-
-
-def _softmax(scores, axis=-1):
-    e = np.exp(scores - scores.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-def _scores(queries, keys, scale):
-    return queries @ np.swapaxes(keys, -1, -2) / scale(queries.shape[-1])
-
-
-def _attend(scale=np.sqrt, axis=-1):
-    return lambda q, k, v: _softmax(_scores(q, k, scale), axis) @ v
-
-
-SCALES = (("missing-scale", lambda d: 1.0), ("wrong-scale", lambda d: d))
-scaled_scores = dataclasses.replace(scaled_scores, cases=scaled_scores.cases + (
-    Case("more-features", normal((3, 2, 8), (3, 6, 8)), seed=11),
-    Case("one-batch", normal((1, 4, 16), (1, 3, 16)), seed=12),
-), misconceptions=tuple(
-    misconception(id, lambda q, k, scale=scale: _scores(q, k, scale)) for id, scale in SCALES))
-attend = dataclasses.replace(attend, cases=attend.cases + (
-    Case("more-features", normal((3, 2, 8), (3, 6, 8), (3, 6, 5)), seed=21),
-    Case("one-batch", normal((1, 4, 16), (1, 3, 16), (1, 3, 2)), seed=22),
-), misconceptions=(*(misconception(id, _attend(scale=scale)) for id, scale in SCALES),
-                   misconception("softmax-wrong-axis", _attend(axis=-2))))
-ASSIGNMENT = dataclasses.replace(ASSIGNMENT, exercises=(scaled_scores, attend))
-'''
-# Students' modules, as a student writes them: one mistake each (or none), by template.
-STUDENT = '''import numpy as np
-
-
-def scaled_scores(queries, keys):
-    d = queries.shape[-1]
-    return queries @ np.swapaxes(keys, -1, -2){scores}
-
-
-def attend(queries, keys, values):
-    d = queries.shape[-1]
-    scores = queries @ keys.transpose(0, 2, 1){attend}
-    weights = np.exp(scores - scores.max(axis={axis}, keepdims=True))
-    weights /= weights.sum(axis={axis}, keepdims=True)
-    return weights @ values
-'''
-RIGHT = {"scores": " / np.sqrt(d)", "attend": " / np.sqrt(d)", "axis": -1}
-MISTAKES = {  # (exercise, id): how the student's module differs from a right one
-    ("scaled_scores", "missing-scale"): {"scores": ""},
-    ("scaled_scores", "wrong-scale"): {"scores": " / d"},
-    ("attend", "missing-scale"): {"attend": ""},
-    ("attend", "wrong-scale"): {"attend": " / d"},
-    ("attend", "softmax-wrong-axis"): {"axis": -2},
-}
-# The full report, where every public check is listed (the compact view shows the first).
-CHECKS = ('\n\nfrom grader import check\n\ncheck("scaled_scores", full=True)\n'
-          'check(attend, full=True)\n')
-
-
-def student(mistake: dict[str, object]) -> str:
-    """A student's module with `mistake` in it."""
-    return STUDENT.format(**{**RIGHT, **mistake})
 
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory) -> dict[str, Path]:
-    """The course made as docs/authoring.md says; the environment `grade assign` printed, the folder
-    with the release, and the instructor's folder."""
-    top = tmp_path_factory.mktemp("course")
-    master = write_master(top / f"{NAME}_master.ipynb", [
-        ("raw", CONFIG), ("markdown", "# Scoring\n\nWrite both functions."),
-        ("code", "import numpy as np\n\nfrom grader import check\n"), ("code", SCORES),
-        ("code", ATTEND), ("code", EXAMPLES)])
+    """The course made as docs/authoring.md says (`tests.helpers.course`)."""
     registry.assignments.cache_clear()
-    with pytest.MonkeyPatch.context() as patch:
-        code, out, err = grade("assign", str(master), "--out", str(top / "course"))
-        assert (code, err) == (0, ""), err
-        layout = Layout(top / "course")
-        env = layout.environment()
-        for key, value in env.items():
-            patch.setenv(key, value)
-        skeleton = layout.declaration(NAME).read_text().splitlines()
-        assert skeleton[-1].startswith("# grade assign skeleton")
-        layout.declaration(NAME).write_text("\n".join(skeleton[:-1]) + "\n" + COMPLETED)
-        code, out, err = grade("assign", str(master), "--out", str(top / "course"))
-        assert (code, err) == (0, ""), err
-        assert "the declaration, kept: you have edited it" in out
-        registry.assignments.cache_clear()
-        code, out, err = grade("release", NAME, "--out", str(top / "release"))
-        assert (code, err) == (0, ""), err
-    registry.assignments.cache_clear()
-    yield {"env": env, "release": top / "release", "course": top / "course"}
+    yield made.make(tmp_path_factory.mktemp("course"))
     registry.assignments.cache_clear()
 
 
@@ -286,7 +163,8 @@ def test_the_released_notebooks_checks_explain_what_is_wrong(course, tmp_path, m
     show the stub unwritten and name a mistake that the course catalogues."""
     folder = _copy(course, tmp_path / "student")
     notebook = nbformat.read(folder / f"{NAME}.ipynb", as_version=4)
-    sources = [cell.source for cell in notebook.cells if cell.cell_type == "code"]
+    sources = [cell.source for cell in notebook.cells if cell.cell_type == "code"
+               and "grader-self-check" not in cell.metadata.get("tags", [])]
     told = [line for source in sources for line in source.splitlines() if "check(" in line
             and not line.startswith("from")]
     assert told == [f'check("{name}")  # runs the public cases and explains what is wrong'

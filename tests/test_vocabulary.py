@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.assignments.variants import CATALOGUE
 from grader.course import registry
 from grader.model import Visibility
 from grader.pipeline import vocabulary
@@ -76,7 +77,7 @@ def test_a_hidden_check_keeps_what_the_grader_found_for_the_instructor_only():
     hidden = closed.checks[1]
     assert hidden.message == vocabulary.message(Verdict.WRONG_TYPE, same_as_public=True)
     assert hidden.message.endswith(vocabulary.SAME_AS_PUBLIC)
-    assert hidden.diagnosis == Diagnosis("weights-not-normalised", vocabulary.CATALOGUE[
+    assert hidden.diagnosis == Diagnosis("weights-not-normalised", CATALOGUE[
         "weights-not-normalised"])
     assert (hidden.alternatives, hidden.raised) == ((), "")
     assert hidden.detail == ("returned a leak.in_189p053, which is not an array of numbers\n"

@@ -5,8 +5,10 @@
 cell whole (source, attachments, outputs, metadata and any other key), then the notebook's
 metadata: every key and string as JSON decodes it (an escape such as `\\u0023` hides
 nothing), and every base64 run in a string decoded once (an attachment, an image output, a
-`data:` URI). A zip (the `.check.npz`) is searched member by member, a text array as its
-text. Last, the file's bytes as written, whole. A hit names the place and the fix.
+`data:` URI, the self-check a released notebook carries). A zip (the `.check.npz`, the
+self-check's bundle, once decoded) is searched member by member, a zip inside it likewise, a
+text array as its text. Last, the file's bytes as written, whole. A hit names the place and
+the fix.
 """
 
 from __future__ import annotations
@@ -111,9 +113,14 @@ def _decoded(text: str) -> Iterator[str]:
         run = re.sub(r"\s", "", match.group())
         run = run[:len(run) // 4 * 4]
         try:
-            yield base64.b64decode(run, validate=True).decode("utf-8", "replace")
+            decoded = base64.b64decode(run, validate=True)
         except (binascii.Error, ValueError):
             continue
+        yield decoded.decode("utf-8", "replace")
+        if decoded[:4] == b"PK\x03\x04" and zipfile.is_zipfile(io.BytesIO(decoded)):
+            # a zip (the self-check's bundle): its members; a part of one (a line of a
+            # source, which nbformat splits) is read whole where the lines are joined
+            yield from (text for _, texts in _members("a base64 zip", decoded) for text in texts)
 
 
 def _texts(value: object) -> Iterator[str]:
@@ -179,6 +186,9 @@ def _members(name: str, data: bytes) -> Iterator[tuple[str, Iterable[str]]]:
                         texts += [item.decode("utf-8", "replace") if isinstance(item, bytes)
                                   else str(item) for item in array.ravel().tolist()]
                 yield f"member {info.filename}", texts
+                if member[:4] == b"PK\x03\x04":  # a zip inside (check data in a bundle)
+                    for where, inside in _members(f"{name}: {info.filename}", member):
+                        yield f"member {info.filename}, its {where}", inside
     except (zipfile.BadZipFile, ValueError, OSError) as exc:  # compressed: unread is unchecked
         raise SpecError(f"{name}: cannot be read back as a zip to check it ({exc}); report "
                         "this as a bug") from None

@@ -3,10 +3,13 @@
 An allow-list: the stub notebooks (outputs cleared), the stub module, and
 `<assignment>.check.npz`, the public cases, their expected outputs and what each catalogued
 misconception returns on them, for `check()` and `grade check` (`grader.course.checkfile`).
+Each notebook and the module also carry their own self-check, the grader's checking code and
+that check data, so that they check themselves with nothing beside them
+(`grader.authoring.embedding`).
 Before anything is written, every file is checked, three times:
 - scanned: every byte it will be written with holds no solution marker and no line of the
   solution module that the stubs' code does not hold, in any cell of any type, attachment,
-  output or metadata, or in the check data (`leaks`);
+  output or metadata, or in the check data or the self-check's bundle (`leaks`);
 - read: every exercise a student writes (wherever it is defined) raises NotImplementedError;
   IPython syntax is read as the grader reads it, and a notebook through nbformat (an older
   format upgraded, a malformed one refused);
@@ -25,7 +28,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from grader.authoring import hidden_values, leaks
+from grader.authoring import embedding, hidden_values, leaks
 from grader.authoring.files import code_sources, notebook_python, notebook_text
 from grader.course import checkfile as released
 from grader.course import references
@@ -149,13 +152,14 @@ def release(assignment: Assignment, out: Path, layout: Layout | None = None) -> 
     if others:  # a release is the whole folder: nothing else may go out with it
         raise UsageError(f"{out}: holds other files ({', '.join(others[:3])}); release into "
                          "a new or empty folder")
-    _refuse_working_stubs(planned, assignment, stored)
     with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
         staged = Path(scratch) / data.name
         released.write(staged, assignment, stored,
                        mistakes(assignment, references.ready(assignment)))
         check_data = staged.read_bytes()
     leaks.refuse(data, check_data, secret, "remove it from the declaration's public cases")
+    planned = _carrying(planned, assignment, embedding.bundle(assignment, check_data), secret)
+    _refuse_working_stubs(planned, assignment, stored)
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for source, text in planned:
@@ -163,6 +167,22 @@ def release(assignment: Assignment, out: Path, layout: Layout | None = None) -> 
         written[-1].write_text(text, encoding="utf-8")
     data.write_bytes(check_data)
     return [*written, data]
+
+
+def _carrying(planned: list[tuple[Path, str]], assignment: Assignment, bundle: bytes,
+              secret: frozenset[str]) -> list[tuple[Path, str]]:
+    """The files with their own self-check (`bundle`), each scanned again as it will be
+    written (a zip decoded from base64 is searched member by member)."""
+    leaks.refuse(Path(f"{assignment.name}.self-check.zip"), bundle, secret, FIX)
+    carrying = []
+    for source, text in planned:
+        if source.suffix == ".ipynb":
+            text = notebook_text(embedding.into_notebook(json.loads(text), assignment, bundle))
+        else:
+            text = embedding.into_module(text, assignment, bundle)
+        leaks.refuse(source, text.encode("utf-8"), secret, FIX)
+        carrying.append((source, text))
+    return carrying
 
 
 def mistakes(assignment: Assignment, stored: references.References) -> released.Mistakes:

@@ -25,7 +25,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from grader.assignments.variants import CATALOGUE
 from grader.model import Assignment, Exercise, Visibility
 from grader.results import CheckResult, Diagnosis, ExerciseResult, Verdict
 
@@ -106,6 +105,8 @@ def diagnosis(found: Diagnosis | None, exercise: Exercise) -> Diagnosis | None:
     misconception), the grader's (its own ids, the shared catalogue), or none."""
     if found is None:
         return None
+    from grader.assignments.variants import CATALOGUE  # loaded only for a hidden check
+
     sentence = next((m.message for m in exercise.misconceptions if m.id == found.id),
                     None) or OWN_DIAGNOSES.get(found.id) or CATALOGUE.get(found.id)
     return Diagnosis(found.id, sentence) if sentence else None
@@ -113,6 +114,8 @@ def diagnosis(found: Diagnosis | None, exercise: Exercise) -> Diagnosis | None:
 
 def diagnosis_ids(exercise: Exercise) -> frozenset[str]:
     """Every diagnosis id a hidden check of `exercise` may carry."""
+    from grader.assignments.variants import CATALOGUE  # loaded only for a hidden check
+
     own = {m.id for m in exercise.misconceptions} | set(OWN_DIAGNOSES) | set(CATALOGUE)
     return frozenset(own)
 
