@@ -62,7 +62,7 @@ def test_the_bundle_follows_the_self_checks_imports():
     assert named - {"grader.report"} <= carried_modules
     assert {"grader.selfcheck", "grader.pipeline.judging", "grader.pipeline.diagnose",
             "grader.pipeline.agreement", "grader.course.checkfile", "grader.pipeline.vocabulary",
-            "grader.report.terminal", "grader.report.plain", "grader", "grader.pipeline",
+            "grader.report.terminal", "grader.report.compact", "grader", "grader.pipeline",
             "grader.sandbox.inside"} <= carried_modules
     assert not {"grader.report.html", "grader.report.render", "grader.pipeline.grading",
                 "grader.sandbox.session", "grader.assignments.udl_attention",

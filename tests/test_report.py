@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import replace
 from html.parser import HTMLParser
 
@@ -435,3 +436,16 @@ def test_a_failure_worth_points_is_still_a_likely_mistake():
     page = html.render(graded)
     assert 'class="check failed-check"' in page and 'class="check tip"' not in page
     assert page.count("<strong>Likely mistake:</strong>") == 2
+
+
+def test_a_tab_without_rich_is_expanded_as_rich_expands_ascii(monkeypatch):
+    """Where Rich is missing (a released file's own self-check, numpy alone), a tab in the
+    summary is still printed, at the next multiple of eight, as Rich puts it for ASCII text."""
+    graded = result(submission="a\tb.ipynb")
+    summary = terminal.lines(graded)
+    with_rich = terminal.plain(summary)
+    monkeypatch.setitem(sys.modules, "rich.console", None)  # import fails: no Rich
+    monkeypatch.setitem(sys.modules, "rich.text", None)
+    without = terminal.plain(summary)
+    assert "\t" not in without and without.startswith("a       b.ipynb · attention_basics")
+    assert without == with_rich
