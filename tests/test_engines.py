@@ -230,7 +230,10 @@ def test_correct_code_that_prints_and_an_overflowing_softmax_agree_in_both_engin
             result.output
         large = next(c for c in result.exercises[0].checks if c.name == "large-values")
         assert large.diagnosis is not None and large.diagnosis.id == "unstable-softmax"
-        assert result.duration_s < 20
+        # No call waited for its time limit (the behaviour the old 5 s waits broke), said
+        # by the statuses rather than by a wall time, which a busy machine stretches.
+        assert not [c.name for e in result.exercises for c in e.checks
+                    if c.status is CheckStatus.TIMEOUT or c.verdict is Verdict.TIMED_OUT]
         assert result.output.startswith(
             "<cell 1>:14: RuntimeWarning: overflow encountered in exp\n")
     assert seen["fast"] == seen["kernel"]
