@@ -36,14 +36,16 @@ def test_report_of_a_failing_submission_shows_score_diagnosis_and_heatmaps(brows
     assert diagnosis.is_displayed()
     assert diagnosis.text.startswith("Likely mistake: Each head's attention")
     maps = browser.find_elements(By.CSS_SELECTOR, "svg.heatmap[role=img]")
-    assert len(maps) == 2 and all(m.is_displayed() for m in maps)
+    # Two pairs: the scaled exercise's practice case (5 by 7), then the multi-head example.
+    assert len(maps) == 4 and all(m.is_displayed() for m in maps)
+    maps = maps[2:]
     # 40-pixel cells, with room for the row and column numbers
     assert maps[0].size["width"] == 28 + 6 * 40 and maps[0].size["height"] == 18 + 8 * 40
     # Every value differs: said in words, not with 48 outlines that hide the colours.
     assert maps[1].find_elements(By.CSS_SELECTOR, "rect.mismatch") == []
     captions = [c.text for c in browser.find_elements(By.TAG_NAME, "figcaption")]
     assert captions == ["Expected output; rows are features, columns are tokens",
-                        "Your output; every value differs from the expected one"]
+                        "Your output; every value differs from the expected one"] * 2
     title = maps[1].find_element(By.TAG_NAME, "title").get_attribute("textContent")
     assert title == "your output"
 
