@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.machinery
+import sys
+
 import pytest
 
 from grader.course import registry
@@ -10,6 +13,16 @@ from grader.model import Assignment, Case, Exercise
 
 # Each test reads the registry afresh (it may declare assignments of its own).
 pytestmark = pytest.mark.usefixtures("fresh_registry")
+
+
+@pytest.fixture(autouse=True)
+def only_the_standard_finder(monkeypatch):
+    """The machine's finders as a bare interpreter has them: a library imported earlier in the
+    same process (importlib_metadata's backport, say) adds a finder of distributions of its
+    own, which `_may_have_plugins` rightly answers with True."""
+    monkeypatch.setattr(sys, "meta_path", [
+        finder for finder in sys.meta_path if not hasattr(finder, "find_distributions")
+        or finder is importlib.machinery.PathFinder])
 
 
 def test_the_four_assignments_with_their_fixed_functions():
