@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.machinery
+import os
 import sys
 
 import pytest
@@ -23,6 +24,9 @@ def only_the_standard_finder(monkeypatch):
     monkeypatch.setattr(sys, "meta_path", [
         finder for finder in sys.meta_path if not hasattr(finder, "find_distributions")
         or finder is importlib.machinery.PathFinder])
+    # and a path of folders only: another test of the same process may have left a zip on it
+    monkeypatch.setattr(sys, "path", [entry for entry in sys.path
+                                      if not entry or os.path.isdir(entry)])
 
 
 def test_the_four_assignments_with_their_fixed_functions():
