@@ -7,15 +7,18 @@ since a skipped test there would hide a missing install step."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
 
+from grader.batch import feedback_files
 from grader.course import registry
 from grader.pipeline import grading
 from grader.report import html
+from grader.results import Result
 from tests.conftest import ARTIFACTS, CHROMIUM_INSTALL, ROOT
 
 pytestmark = pytest.mark.browser
@@ -83,7 +86,6 @@ def test_feedback_page_shows_each_cell_after_its_code_and_loads_nothing(browser,
     import threading
     from http.server import BaseHTTPRequestHandler, HTTPServer
 
-    from grader.batch import feedback_files
 
     hits: list[str] = []
 
@@ -109,13 +111,7 @@ def test_feedback_page_shows_each_cell_after_its_code_and_loads_nothing(browser,
         "text/html": f"<img src=\"{url}/output.png\" onerror=\"document.title='pwned'\">",
         "application/javascript": f"fetch('{url}/js'); document.title = 'pwned'",
         "text/plain": "display"}})
-    submission = tmp_path / "alice.ipynb"
-    submission.write_text(json.dumps(notebook), encoding="utf-8")
-    result = grading.grade(submission, registry.get("udl_attention"))
-    page = tmp_path / "alice.feedback.html"
-    written, why = feedback_files.content(result, submission, "", page)
-    assert written is not None, why
-    page.write_text(written, encoding="utf-8")
+    page, result = _feedback_page(notebook, tmp_path)
 
     try:
         browser.get(page.as_uri())
@@ -162,7 +158,6 @@ def test_feedback_page_draws_math_heatmaps_verdicts_and_no_broken_image(browser,
     each of them."""
     import json
 
-    from grader.batch import feedback_files
 
     notebook = json.loads((ROOT / "examples" / "alice.ipynb").read_text(encoding="utf-8"))
     notebook["cells"][0:0] = [
@@ -173,13 +168,7 @@ def test_feedback_page_draws_math_heatmaps_verdicts_and_no_broken_image(browser,
             "$$X' = V \\cdot \\mathrm{Softmax}[K^\\top Q]$$")},
         {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
          "source": "long = [" + ", ".join(str(n) for n in range(200)) + "]"}]
-    submission = tmp_path / "alice.ipynb"
-    submission.write_text(json.dumps(notebook), encoding="utf-8")
-    result = grading.grade(submission, registry.get("udl_attention"))
-    page = tmp_path / "alice.feedback.html"
-    written, why = feedback_files.content(result, submission, "", page)
-    assert written is not None, why
-    page.write_text(written, encoding="utf-8")
+    page, result = _feedback_page(notebook, tmp_path)
 
     browser.set_window_size(1000, 900)
     browser.get(page.as_uri())
@@ -223,3 +212,15 @@ def test_feedback_page_draws_math_heatmaps_verdicts_and_no_broken_image(browser,
         "return performance.getEntriesByType('resource').map(e => e.name)") == []
     ARTIFACTS.mkdir(exist_ok=True)
     assert browser.save_screenshot(str(ARTIFACTS / "feedback-math.png"))
+
+
+def _feedback_page(notebook: dict, tmp_path: Path) -> tuple[Path, Result]:
+    """`notebook` handed in as alice's, graded, and its feedback page written beside it."""
+    submission = tmp_path / "alice.ipynb"
+    submission.write_text(json.dumps(notebook), encoding="utf-8")
+    result = grading.grade(submission, registry.get("udl_attention"))
+    page = tmp_path / "alice.feedback.html"
+    written, why = feedback_files.content(result, submission, "", page)
+    assert written is not None, why
+    page.write_text(written, encoding="utf-8")
+    return page, result
