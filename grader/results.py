@@ -225,6 +225,14 @@ class ExerciseResult:
         a self-check, whose public cases are worth no points, still counts the others)."""
         return not self.provided
 
+    @property
+    def caution(self) -> str:
+        """The warning about how the exercise passed, said once: its first check's. Every
+        caution names one thing (a later cell changes what the function uses), and a hidden
+        case asked where the public example chose says it in words of its own, which a student
+        would otherwise read twice."""
+        return next((check.caution for check in self.checks if check.caution), "")
+
     def explains(self, check: CheckResult) -> bool:
         """Whether `check`'s note helps the student: it says why the check earns no points,
         or, for a failure, what sets this case apart from scored cases of the exercise that

@@ -132,6 +132,19 @@ def test_a_pass_after_the_definition_is_marked_in_every_format(late, render):
         "        ", " ")
 
 
+def test_the_exercise_says_its_caution_once(late):
+    """The public example's caution and the hidden cases' (the same thing in their own words)
+    are one warning for the student: the terminal and the reports say the exercise's once."""
+    (softmax,) = [e for e in late.exercises if e.name == "softmax"]
+    assert softmax.caution == checking.LATE
+    summary = terminal.render(late)
+    assert summary.count("careful:") == 1
+    assert f"careful: {checking.LATE}" in summary.replace("\n", " ").replace("        ", " ")
+    assert checking.LATE_HIDDEN not in summary.replace("\n", " ").replace("        ", " ")
+    page = markdown.render(late)
+    assert page.count(checking.LATE) == 1 and checking.LATE_HIDDEN not in page
+
+
 def test_the_class_report_counts_the_passes_after_the_definition(late):
     from grader.classreport import page, stats
     from grader.gradebook import Row

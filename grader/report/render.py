@@ -75,8 +75,8 @@ def failures(exercise: ExerciseResult, hidden_shown: bool = False) -> tuple[Fail
 
 
 def cautions(exercise: ExerciseResult) -> tuple[str, ...]:
-    """Distinct warnings about how its checks passed, each said once."""
-    return tuple(dict.fromkeys(c.caution for c in exercise.checks if c.caution))
+    """The warning about how its checks passed (`ExerciseResult.caution`), once or none."""
+    return (exercise.caution,) if exercise.caution else ()
 
 
 @cache

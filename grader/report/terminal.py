@@ -84,8 +84,8 @@ def _exercise(result: Result, exercise: ExerciseResult, verbose: bool) -> list[L
     if exercise.missing:
         out.append(((f"      not found: {_safe(exercise.missing)}", ""),))
         return out
-    for caution in dict.fromkeys(c.caution for c in exercise.checks if c.caution):
-        out.append((("      ", ""), ("careful", "yellow"), (f": {_safe(caution)}", "")))
+    if exercise.caution:
+        out.append((("      ", ""), ("careful", "yellow"), (f": {_safe(exercise.caution)}", "")))
     shown = set()
     for check in exercise.checks:
         if check.passed:
