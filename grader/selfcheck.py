@@ -140,8 +140,11 @@ def _checked(assignment: Assignment, exercise: Exercise, case: Case, name: str, 
         message = NOT_IMPLEMENTED if unattempted else f"raised {type(exc).__name__}: {exc}"
         diagnosis = diagnose.of_error(exercise, unattempted, inputs, context.reads,
                                       context.example)
-        if not unattempted:
-            message = layout_hint.explain(assignment.layout, error, message, diagnosis=diagnosis)
+        if not unattempted:  # the layout's sentence, as the function's source allows
+            found = layout_hint.found_in(exercise.name, exercise.signature, assignment.layout,
+                                         kernel_source.reader(exercise.name, target))
+            message = layout_hint.explain(assignment.layout, error, message,
+                                          diagnosis=diagnosis, found=found)
         cell = _not_defined(exc, notebook)
         if cell:
             message = f"{cell}\n{message}"
