@@ -26,7 +26,7 @@ from grader.course.layout import CHECK_SUFFIX
 from grader.errors import UsageError
 from grader.model import Assignment, Case, Exercise, Visibility
 from grader.pipeline import agreement, diagnose, judging, kernel_source, scoring
-from grader.results import CheckStatus, Result, ResultStatus, Verdict
+from grader.results import CheckResult, CheckStatus, Result, ResultStatus, Verdict
 from grader.sandbox.inside.calling import NOT_IMPLEMENTED, SANDBOX_ENV, invoke
 
 
@@ -91,7 +91,12 @@ def run(name: str, target: Any, assignment: str | None = None,
             evidence.append(_checked(chosen, exercise, case, name, target, stored, context,
                                      notebook))
     # The same agreement as grade run's: a diagnosis must hold on every case it speaks of.
-    graded = scoring.exercise_result(exercise, agreement.agree(exercise, evidence, context))
+    checks: Sequence[CheckResult] = agreement.agree(exercise, evidence, context)
+    if any(e.check.verdict is Verdict.RAISED for e in evidence):
+        from grader.pipeline import layout_hint  # only a raise says the layout
+
+        checks = layout_hint.once(checks)  # as grade run: once, and never beside a diagnosis
+    graded = scoring.exercise_result(exercise, checks)
     return Result(assignment=chosen.name, submission=f"{name} (in this notebook)",
                   status=ResultStatus.GRADED, score=graded.score, max_score=graded.max_score,
                   duration_s=round(time.monotonic() - started, 3), exercises=(graded,),
