@@ -20,10 +20,12 @@ signature) and its right operand a weight (a name that begins as the example's r
 before its first underscore, `omega`, or the student's parameter in the place of such a
 parameter); either may be transposed or indexed (`X.T`, `np.transpose(X)`, `X[:, n]`). A
 product is `A @ B`, `A @= B`, `np.dot(A, B)`, `np.matmul(A, B)` (any module's), `A.dot(B)`
-or `A.matmul(B)`. The unit's own form, `omega_q @ X`, is none. The exercise's definition is
-read first, then the functions it calls by name, transitively. A layout that blames no
-product, and an exercise whose source could not be read (defined by `exec`, or not by a
-`def` or `class`), are said as before: on every shape error.
+or `A.matmul(B)`. The unit's own form, `omega_q @ X`, is none, and so is a product of names
+that only stand for X or a weight (`Q = X; Q @ omega_q`). The exercise's definition is read
+first, then the functions it calls by name, transitively, where only the names themselves
+count (`X @ omega`). A layout that blames no product, and an exercise whose own source could
+not be read (defined by `exec`, or not by a `def` or `class`), are said as written, on
+every shape error of a check without a diagnosis.
 """
 
 from __future__ import annotations
@@ -141,8 +143,9 @@ def found_in(name: str, signature: str, layout: str, source: Source
              ) -> tuple[Product, ...] | None:
     """The products that treat rows as tokens, as `layout` blames them (see the module's
     docstring), in the definition of exercise `name` (declared with `signature`) and in the
-    functions it calls by name, read through `source`, in the order of their lines; None
-    when the exercise's own definition cannot be read; empty when the layout blames none."""
+    functions it calls by name, read through `source`: its own first, each function's by
+    line. None when the exercise's own definition cannot be read; empty when the layout
+    blames none."""
     own = source(name)
     if own is None:
         return None
