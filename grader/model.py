@@ -183,8 +183,9 @@ class Assignment:
     "columns are tokens, X has shape (D, N)". When a call of one of its exercises fails on
     shapes that do not fit (NumPy's "not aligned", "mismatch in its core dimension", "could
     not be broadcast"), the check's message says it first and keeps NumPy's text below
-    (`grader.pipeline.layout_hint`). No digits: it is shown on hidden checks too. Empty: no
-    hint."""
+    (`grader.pipeline.layout_hint`). A layout that ends "a product such as X @ omega_q treats
+    rows as tokens" is said only when the function has such a product, and names it in the
+    example's place. No digits: it is shown on hidden checks too. Empty: no hint."""
     credit: Credit = "as written"
     """What a check earns when it fails only because a graded or given function its exercise
     calls fails, and passes with the reference of that function in its place

@@ -26,7 +26,7 @@ from grader.course.layout import CHECK_SUFFIX
 from grader.errors import UsageError
 from grader.model import Assignment, Case, Exercise, Visibility
 from grader.pipeline import agreement, diagnose, judging, kernel_source, scoring
-from grader.results import CheckStatus, Result, ResultStatus, Verdict
+from grader.results import CheckResult, CheckStatus, Result, ResultStatus, Verdict
 from grader.sandbox.inside.calling import NOT_IMPLEMENTED, SANDBOX_ENV, invoke
 
 
@@ -91,7 +91,12 @@ def run(name: str, target: Any, assignment: str | None = None,
             evidence.append(_checked(chosen, exercise, case, name, target, stored, context,
                                      notebook))
     # The same agreement as grade run's: a diagnosis must hold on every case it speaks of.
-    graded = scoring.exercise_result(exercise, agreement.agree(exercise, evidence, context))
+    checks: Sequence[CheckResult] = agreement.agree(exercise, evidence, context)
+    if any(e.check.verdict is Verdict.RAISED for e in evidence):
+        from grader.pipeline import layout_hint  # only a raise says the layout
+
+        checks = layout_hint.once(checks)  # as grade run: once, and never beside a diagnosis
+    graded = scoring.exercise_result(exercise, checks)
     return Result(assignment=chosen.name, submission=f"{name} (in this notebook)",
                   status=ResultStatus.GRADED, score=graded.score, max_score=graded.max_score,
                   duration_s=round(time.monotonic() - started, 3), exercises=(graded,),
@@ -140,8 +145,11 @@ def _checked(assignment: Assignment, exercise: Exercise, case: Case, name: str, 
         message = NOT_IMPLEMENTED if unattempted else f"raised {type(exc).__name__}: {exc}"
         diagnosis = diagnose.of_error(exercise, unattempted, inputs, context.reads,
                                       context.example)
-        if not unattempted:
-            message = layout_hint.explain(assignment.layout, error, message, diagnosis=diagnosis)
+        if not unattempted:  # the layout's sentence, as the function's source allows
+            found = layout_hint.found_in(exercise.name, exercise.signature, assignment.layout,
+                                         kernel_source.reader(exercise.name, target))
+            message = layout_hint.explain(assignment.layout, error, message,
+                                          diagnosis=diagnosis, found=found)
         cell = _not_defined(exc, notebook)
         if cell:
             message = f"{cell}\n{message}"

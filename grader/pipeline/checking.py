@@ -6,6 +6,7 @@ sees. What a hidden check says is chosen later, from the closed vocabulary (`voc
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -57,7 +58,8 @@ class Call:
 
 def grade_calls(session: Session, assignment: Assignment, stored: references.References,
                 public_only: bool, reads: Mapping[str, Mapping[str, tuple[float, ...]]],
-                written: Mapping[str, Sequence[Written]] | None = None) -> list[Call]:
+                written: Mapping[str, Sequence[Written]] | None = None,
+                statements: Sequence[ast.stmt] = ()) -> list[Call]:
     """Every case of every exercise, public ones first. The calls of one submission share its
     private /tmp: a hidden call could leave its inputs there for a later call to print, so no
     public call runs after any hidden one, and only public calls' output reaches students.
@@ -66,15 +68,19 @@ def grade_calls(session: Session, assignment: Assignment, stored: references.Ref
     that defined its exercise (a later cell may rebind a global it uses). A hidden case is
     asked once, at the one place its exercise's public cases chose: right after the
     definition when a public case passed only there, else at the end. No hidden answer's
-    verdict decides whether or where another call is made, so no call can learn it."""
+    verdict decides whether or where another call is made, so no call can learn it.
+
+    A shape error says the assignment's layout (`layout_hint`), as the exercise's source
+    (its definition among the submission's top-level `statements`) allows."""
     contexts = {e.name: Context.of(e, reads[e.name], (written or {}).get(e.name, ()))
                 for e in assignment.exercises}
+    hints = _hints(assignment, statements)
     calls = []
     for exercise in assignment.exercises:
         for case in exercise.cases:
             if case.visibility is Visibility.PUBLIC:
                 calls.append(_graded(session, exercise, case, stored, contexts[exercise.name],
-                                     assignment.layout, ("end", "definition")))
+                                     hints[exercise.name], ("end", "definition")))
     if public_only:
         return calls
     session.seal_output()  # what is printed from now on may show hidden inputs
@@ -83,13 +89,24 @@ def grade_calls(session: Session, assignment: Assignment, stored: references.Ref
         for case in exercise.cases:
             if case.visibility is Visibility.HIDDEN:
                 calls.append(_graded(session, exercise, case, stored, contexts[exercise.name],
-                                     assignment.layout, ("definition",) if late else ("end",)))
+                                     hints[exercise.name], ("definition",) if late else ("end",)))
     return calls
 
 
+def _hints(assignment: Assignment, statements: Sequence[ast.stmt]
+           ) -> dict[str, layout_hint.Hint]:
+    """Each exercise's layout hint, its products read from the last top-level definition of
+    each name (lines counted in its cell, as NumPy's errors count them)."""
+    defined: dict[str, tuple[ast.AST, int]] = {
+        s.name: (s, 1) for s in statements
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    return {e.name: layout_hint.Hint(assignment.layout, layout_hint.found_in(
+        e.name, e.signature, assignment.layout, defined.get)) for e in assignment.exercises}
+
+
 def _graded(session: Session, exercise: Exercise, case: Case, stored: references.References,
-            context: Context, layout: str, places: tuple[str, ...]) -> Call:
-    check, printed, obtained = _grade_case(session, exercise, case, stored, context, layout,
+            context: Context, hint: layout_hint.Hint, places: tuple[str, ...]) -> Call:
+    check, printed, obtained = _grade_case(session, exercise, case, stored, context, hint,
                                            places)
     return Call(exercise.name, check, printed, obtained, stored.get(exercise.name, case.name),
                 context)
@@ -133,12 +150,13 @@ def reply_limit(expected: references.Outputs) -> int:
 
 
 def _grade_case(session: Session, exercise: Exercise, case: Case,
-                stored: references.References, context: Context, layout: str,
+                stored: references.References, context: Context, hint: layout_hint.Hint,
                 places: tuple[str, ...]) -> tuple[CheckResult, str, references.Outputs | None]:
     """Check one case at each of `places` in turn until it passes ("end": after every cell;
     "definition": right after the cell that defined the exercise, where a pass is marked
-    `LATE`). A shape error says the assignment's `layout` first. Returns the check of the
-    first place (or the passing one), what its calls printed and the outputs it compared."""
+    `LATE`). A shape error says the assignment's layout first, as `hint` allows. Returns the
+    check of the first place (or the passing one), what its calls printed and the outputs it
+    compared."""
     inputs = case.inputs()
     expected = stored.get(exercise.name, case.name)
     first: CheckResult | None = None
@@ -157,7 +175,7 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
             if first is None:
                 kept = judged.obtained
         else:
-            check = _failed_call(exercise, case, outcome, context, inputs, layout)
+            check = _failed_call(exercise, case, outcome, context, inputs, hint)
         first = first or check
         if outcome.failure in (Verdict.NOT_WRITTEN, Verdict.TIMED_OUT):
             break  # never defined, or too slow to try twice
@@ -166,15 +184,14 @@ def _grade_case(session: Session, exercise: Exercise, case: Case,
 
 
 def _failed_call(exercise: Exercise, case: Case, outcome: CallOutcome, context: Context,
-                 inputs: tuple[object, ...], layout: str) -> CheckResult:
+                 inputs: tuple[object, ...], hint: layout_hint.Hint) -> CheckResult:
     """The check of a call that returned nothing to compare: a raise, a crash, a time-out."""
     assert outcome.failure is not None
     diagnosis = diagnose.of_error(exercise, outcome.unattempted, inputs, context.reads,
                                   context.example)
     message = outcome.message  # a missing function's home is said by `missing.explain`
     if case.visibility is Visibility.PUBLIC:
-        message = layout_hint.explain(layout, outcome.error, outcome.message, message,
-                                      diagnosis)
+        message = hint.explain(outcome.error, outcome.message, message, diagnosis)
     return scoring.failed_check(case.name, exercise, outcome.failure, message,
                                 diagnosis=diagnosis, visibility=case.visibility,
                                 note=case.note, raised=vocabulary.raised(outcome.error))

@@ -178,7 +178,7 @@ def _grade(path: Path, assignment: Assignment, options: Options,
             prints = fingerprint.fingerprints(submission, names)
             written = notebook_globals.numbers_written(submission, names, statements=statements)
             calls = checking.grade_calls(session, assignment, stored, options.public_only, reads,
-                                         written)
+                                         written, statements)
             blamed = {} if options.public_only else owncode.blame(session, assignment, calls,
                                                                   stored, statements)
             exercises = tuple(vocabulary.close(result, exercise) for result, exercise in zip(

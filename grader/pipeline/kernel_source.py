@@ -16,7 +16,7 @@ import ast
 import inspect
 import json
 import textwrap
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,20 @@ def definition(target: Any) -> tuple[ast.FunctionDef, int] | None:
     if not isinstance(node, ast.FunctionDef):
         return None
     return node, max(start, 1)
+
+
+def reader(name: str, target: Any) -> Callable[[str], tuple[ast.FunctionDef, int] | None]:
+    """The definitions of the kernel, by name, as `layout_hint.found_in` reads them: `target`'s
+    as `name`, and the functions its globals hold under other names; None for a name whose
+    value is no function or whose source cannot be had (`definition`)."""
+    namespace = getattr(target, "__globals__", None)
+
+    def read(wanted: str) -> tuple[ast.FunctionDef, int] | None:
+        found = target if wanted == name else \
+            namespace.get(wanted) if isinstance(namespace, dict) else None
+        return definition(found) if inspect.isfunction(found) else None
+
+    return read
 
 
 def unset(function: ast.FunctionDef, target: Any) -> set[str]:
