@@ -80,6 +80,33 @@ def test_a_release_is_the_stubs_and_the_check_data(releases, name):
                    for n in data.namelist())
 
 
+FILE_NAME = re.compile(
+    r"(?<![\w/.:-])([\w-]+(?:\.[\w-]+)*\.(?:ipynb|py|npz|png|jpe?g|svg|gif|csv))\b")
+
+
+def _named_files(path: Path) -> set[str]:
+    """The file names a released file's text names: its notebook cells' source, or the module's
+    text, without the base64 bundle, addresses (https://...) or dotted module paths."""
+    if path.suffix == ".ipynb":
+        texts = ["".join(cell["source"]) for cell in json.loads(path.read_text())["cells"]
+                 if "grader-self-check" not in cell["metadata"].get("tags", ())]
+    elif path.suffix == ".py":
+        texts = [path.read_text().split("if __name__ == ")[0]]
+    else:
+        return set()
+    return {name for text in texts for name in FILE_NAME.findall(text)}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_file_a_release_names_is_in_the_release(releases, name):
+    """A student told to open, run or keep a file finds it beside the one that names it."""
+    there = {path.name for path in releases[name].iterdir()}
+    named = {path.name: _named_files(path) for path in releases[name].iterdir()}
+    assert {file: sorted(names - there) for file, names in named.items()} == {
+        file: [] for file in named}
+    assert any(named.values())  # the stubs do name files: the check reads them
+
+
 def test_the_scan_finds_each_planted_secret(releases, tmp_path):
     assignment = registry.get("positional_encoding")
     planted = tmp_path / "planted"

@@ -156,13 +156,14 @@ def into_notebook(notebook: dict[str, Any], assignment: Assignment,
 
 
 def into_module(text: str, assignment: Assignment, data: bytes) -> str:
-    """A stub module's text with the self-check at its end, run by `python3 <module>.py`."""
+    """A stub module's text with the self-check at its end, run by `python3 <module>.py`
+    (named as `grade release` names the module: the assignment's name)."""
     written = [e.name for e in assignment.exercises]
     body = textwrap.indent(_code(assignment, data), "    ")
     return (text.rstrip("\n") + "\n\n\n"
-            "# attention-grader's self-check: `python3 this_file.py` checks each function on "
-            "the public cases,\n# with the grader's own code and this assignment's public "
-            "cases (a zip, base64, below).\n# It tells you what check() finds; it never "
+            f"# attention-grader's self-check: `python3 {assignment.name}.py` checks each "
+            "function on the public cases,\n# with the grader's own code and this assignment's "
+            "public cases (a zip, base64, below).\n# It tells you what check() finds; it never "
             "changes a grade.\n"
             'if __name__ == "__main__":\n' + body + "\n"
             "    from grader import check\n\n"
