@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ast
 import importlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
@@ -154,9 +153,9 @@ def _written(module: str) -> set[tuple[str, str | None]] | None:
     is not a literal string, or the source cannot be had."""
     try:
         spec = importlib.util.find_spec(module)
-        source = spec.loader.get_source(module) if spec and isinstance(
-            spec.loader, importlib.abc.InspectLoader) else None
-        tree = ast.parse(source) if source else None
+        read = getattr(spec.loader, "get_source", None) if spec else None
+        source = read(module) if read else None
+        tree = ast.parse(source) if isinstance(source, str) else None
     except (ImportError, OSError, SyntaxError, ValueError):
         return None
     if tree is None:
