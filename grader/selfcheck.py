@@ -36,11 +36,14 @@ def _parameters(signature: str) -> tuple[str, ...]:
     return tuple(arg.arg for arg in function.args.args if arg.arg != "self")
 
 
-def _known(folders: Sequence[Path]) -> list[tuple[Assignment, references.References | None]]:
-    """The registry's assignments, then those released into `folders` and the working
+def _known(name: str, params: tuple[str, ...] | None, folders: Sequence[Path]
+           ) -> list[tuple[Assignment, references.References | None]]:
+    """The registry's assignments that may declare exercise `name` (those whose signature
+    takes `params`, where one does), then those released into `folders` and the working
     directory (`grade release` writes their check data there); None: the shipped references."""
+    fits = None if params is None else (lambda signature: _parameters(signature) == params)
     known: list[tuple[Assignment, references.References | None]] = [
-        (a, None) for a in registry.assignments().values()]
+        (a, None) for a in registry.declaring(name, fits).values()]
     names = {a.name for a, _ in known}
     for folder in dict.fromkeys([*folders, Path.cwd()]):
         if not any(folder.glob(f"*{CHECK_SUFFIX}")):
@@ -58,15 +61,22 @@ def _candidates(name: str, target: Any, assignment: str | None, folders: Sequenc
                 ) -> list[tuple[Assignment, Exercise, references.References | None]]:
     """Exercises called `name`; when several assignments have one, the parameter names of the
     student's function choose (udl_attention's softmax takes items_in, attention_basics' x)."""
-    pairs = [(a, e, stored) for a, stored in _known(folders) for e in a.exercises
+    params = _signature(target) if assignment is None else None
+    pairs = [(a, e, stored) for a, stored in _known(name, params, folders) for e in a.exercises
              if e.name == name and (assignment is None or a.name == assignment)]
-    if len(pairs) > 1 and callable(target):
-        try:
-            params = tuple(inspect.signature(target).parameters)
-        except (TypeError, ValueError):
-            return pairs
+    if len(pairs) > 1 and params is not None:
         return [pair for pair in pairs if _parameters(pair[1].signature) == params] or pairs
     return pairs
+
+
+def _signature(target: Any) -> tuple[str, ...] | None:
+    """The parameter names of the student's function; None when it has none to read."""
+    if not callable(target):
+        return None
+    try:
+        return tuple(inspect.signature(target).parameters)
+    except (TypeError, ValueError):
+        return None
 
 
 def run(name: str, target: Any, assignment: str | None = None,

@@ -54,7 +54,8 @@ def test_the_bundle_is_the_packages_own_code_and_the_released_check_data(release
 
 def test_the_bundle_follows_the_self_checks_imports():
     """What selfcheck imports (at its top or in a function) and what those import is in the
-    bundle, with each package; the HTML report (Jinja2) and the grading driver are not."""
+    bundle, with each package; the HTML report (Jinja2), the grading driver and what only the
+    type checker imports (`notebook_globals`' Submission) are not."""
     carried_modules = set(embedding.modules())
     tree = ast.parse((ROOT / "grader" / "selfcheck.py").read_text())
     named = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
@@ -66,7 +67,7 @@ def test_the_bundle_follows_the_self_checks_imports():
             "grader.sandbox.inside"} <= carried_modules
     assert not {"grader.report.html", "grader.report.render", "grader.pipeline.grading",
                 "grader.sandbox.session", "grader.assignments.udl_attention",
-                "grader.assignments.variants"} & carried_modules
+                "grader.assignments.variants", "grader.submission"} & carried_modules
 
 
 def test_one_hidden_cell_before_the_import_and_the_line_stays_the_same(released):

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from grader.course import registry
-from grader.pipeline import grading, loading, notebook_globals, vocabulary
+from grader.pipeline import grading, ipython_syntax, loading, notebook_globals, vocabulary
 from grader.results import CheckStatus, ResultStatus
 from grader.sandbox.limits import Limits
 
@@ -272,8 +272,8 @@ def test_both_readings_share_one_parse_and_agree_with_their_own(make_submission,
     alone = (notebook_globals.globals_read(submission, ["f"]),
              notebook_globals.numbers_written(submission, ["f"]))
     parsed: list[str] = []
-    real = notebook_globals.ipython_syntax.parse
-    monkeypatch.setattr(notebook_globals.ipython_syntax, "parse",
+    real = ipython_syntax.parse
+    monkeypatch.setattr(ipython_syntax, "parse",
                         lambda source, *a: parsed.append(source) or real(source, *a))
     statements = notebook_globals.top_level(submission)
     shared = (notebook_globals.globals_read(submission, ["f"], statements=statements),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.machinery
+import os
 import subprocess
 import sys
 
@@ -11,6 +12,7 @@ import pytest
 from grader.course import registry
 from grader.errors import SpecError, UsageError
 from grader.model import Assignment, Case, Exercise
+from tests.conftest import ROOT
 
 # Each test reads the registry afresh (it may declare assignments of its own).
 pytestmark = pytest.mark.usefixtures("fresh_registry")
@@ -62,6 +64,43 @@ def test_the_four_assignments_with_their_fixed_functions():
         ("causal_attention_with_positions", "(X, W_q, W_k, W_v)", 3)]
 
 
+def test_the_package_declarations_read_as_source_name_what_they_declare():
+    """What `declaring` reads without importing is what importing declares: each module's
+    exercises, with their signatures where they are written as literals (a helper, none)."""
+    declared = {f"grader.assignments.{a.name}": {(e.name, e.signature) for e in a.exercises}
+                for a in registry.assignments().values()}
+    read = {module: registry._written(module) for module in registry._builtin()}
+    assert {m: {name for name, _ in found} for m, found in read.items() if found} == {
+        m: {name for name, _ in exercises} for m, exercises in declared.items()}
+    assert all(signature is None or (name, signature) in declared[m]
+               for m, found in read.items() for name, signature in found or ())
+    assert {m for m, found in read.items() if found == set()} == {
+        "grader.assignments.inputs", "grader.assignments.properties",
+        "grader.assignments.variants"}
+
+
+def test_declaring_imports_only_the_declarations_that_name_the_exercise():
+    probe = ("import sys; from grader.course import registry; "
+             "print(*registry.declaring('softmax', lambda s: s == '(x)')); "
+             "print(*registry.declaring('softmax', lambda s: s == '(z)')); "
+             "print(*registry.declaring('causal_mask')); print(*registry.declaring('nothing')); "
+             "print(*sorted(m for m in sys.modules if m.startswith('grader.assignments.')))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.stdout.splitlines() == [
+        "attention_basics", "attention_basics udl_attention", "attention_basics", "",
+        "grader.assignments.attention_basics grader.assignments.inputs "
+        "grader.assignments.properties grader.assignments.udl_attention "
+        "grader.assignments.variants"], done.stderr
+
+
+def test_declaring_imports_every_declaration_where_one_cannot_be_read(monkeypatch):
+    unreadable, read = "grader.assignments.torch_attention", registry._written
+    monkeypatch.setattr(registry, "_written", lambda module: None if module == unreadable
+                        else read(module))
+    assert sorted(registry.declaring("causal_mask")) == sorted(registry.assignments())
+
+
 def test_unknown_assignment_lists_the_known_ones():
     with pytest.raises(UsageError, match="unknown assignment 'nope'; known: attention_basics"):
         registry.get("nope")
@@ -83,6 +122,14 @@ def test_an_instructor_folder_adds_an_assignment(tmp_path, monkeypatch):
     (tmp_path / "relu_unit.py").write_text(DECLARATION)
     monkeypatch.setenv(registry.ENV_FOLDERS, str(tmp_path))
     assert registry.get("relu_unit").exercise("relu").points == 1
+
+
+def test_declaring_keeps_the_folders_and_the_loaded_registry(tmp_path, monkeypatch):
+    (tmp_path / "relu_unit.py").write_text(DECLARATION)
+    monkeypatch.setenv(registry.ENV_FOLDERS, str(tmp_path))
+    assert list(registry.declaring("causal_mask")) == ["attention_basics", "relu_unit"]
+    registry.assignments()
+    assert registry.declaring("causal_mask") is registry.assignments()
 
 
 def test_a_declaration_without_assignment_is_named(tmp_path, monkeypatch):

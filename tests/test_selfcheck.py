@@ -125,10 +125,11 @@ json.dump({"imported": imported, "called": sorted(sys.modules)}, sys.stderr)
 
 
 def test_check_loads_only_what_it_uses(tmp_path):
-    """`from grader import check` loads the package alone; a check loads the declarations, the
-    judging stages and the terminal report, never the sandbox's supervisor, the grading driver,
-    the class's side or IPython, nor what only a failing call, check data beside the notebook
-    or the full report needs."""
+    """`from grader import check` loads the package alone; a check loads the declaration that
+    names its exercise, the judging stages and the terminal report, never the other
+    declarations, the sandbox's supervisor or wire protocol, the grading driver, the class's
+    side or IPython, nor what only a failing call, a notebook's cells, check data beside the
+    notebook or the full report needs."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("GRADER_")}
     env["PYTHONPATH"] = str(ROOT)
     done = subprocess.run([sys.executable, "-c", CALLS], cwd=tmp_path, env=env,
@@ -150,15 +151,17 @@ def test_check_loads_only_what_it_uses(tmp_path):
              "grader.pipeline.grading", "grader.gradebook", "grader.term", "grader.batch",
              "grader.classreport", "grader.gradescope", "grader.ingest", "grader.similarity",
              "grader.cli", "grader.authoring", "grader.sandbox.limits", "grader.course.checkfile",
-             "grader.pipeline.layout_hint", "grader.report.terminal", "grader.report.html")
+             "grader.pipeline.layout_hint", "grader.report.terminal", "grader.report.html",
+             "grader.assignments.attention_basics", "grader.assignments.positional_encoding",
+             "grader.assignments.torch_attention", "grader.sandbox.inside.protocol",
+             "grader.pipeline.ipython_syntax", "grader.submission")
     assert sorted(name for name in ours if name.startswith(never)) == []
     assert "IPython" not in loaded["called"]
-    # The package, selfcheck, model, results, errors, text; the registry's 4 modules and the 8
-    # of the declarations it loads; judging's 5 and agreement (grade run's refutation);
-    # the source's reading (kernel_source, notebook_globals, ipython_syntax, submission);
-    # calling's 4 (protocol for compare); the report's 3 (its compact view, and `advice`,
-    # which tells a tip).
-    assert len(ours) <= 35, sorted(ours)
+    # 7 packages (grader, course, assignments, pipeline, sandbox, sandbox.inside, report);
+    # selfcheck, model, results, errors, text; the registry, layout and references; the one
+    # declaration and its 3 helpers (inputs, properties, variants); judging, compare,
+    # diagnose, scoring and agreement; kernel_source and notebook_globals; calling; compact.
+    assert len(ours) <= 28, sorted(ours)
 
 
 def test_check_data_is_looked_for_beside_the_callers_file(tmp_path):

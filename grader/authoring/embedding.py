@@ -63,9 +63,21 @@ def _file(module: str) -> Path | None:
     return None
 
 
+def _typing_only(tree: ast.AST) -> set[ast.AST]:
+    """The statements under `if TYPE_CHECKING:`: imports that only the type checker runs."""
+    return {statement for node in ast.walk(tree) if isinstance(node, ast.If)
+            and getattr(node.test, "id", getattr(node.test, "attr", None)) == "TYPE_CHECKING"
+            for statement in node.body}
+
+
 def _imported(path: Path) -> Iterable[str]:
-    """The grader modules a source file imports, at its top or inside a function."""
-    for node in ast.walk(ast.parse(path.read_bytes())):
+    """The grader modules a source file imports, at its top or inside a function, but for
+    those only the type checker imports."""
+    tree = ast.parse(path.read_bytes())
+    skipped = _typing_only(tree)
+    for node in ast.walk(tree):
+        if node in skipped:
+            continue
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:

@@ -11,6 +11,11 @@ metadata; a `grade run` would pay for it about a fifth of numpy's import. So a p
 `entry_points.txt` files it would read (`_may_have_plugins`) comes first, and only a file that
 names the group, or anything such a look cannot read (a zip on the path, another finder of
 distributions), brings `importlib.metadata` in.
+
+A student's `check()` asks for one exercise, not every assignment (`declaring`): the package's
+declarations are read as source first (`_written`), and only those that name the exercise are
+imported, so that a check loads one declaration and its helpers, not all of them. A declaration
+whose exercises cannot be read that way (a name that is not a literal string) is imported.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import importlib.util
 import os
 import pkgutil
 import sys
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from functools import cache
 from pathlib import Path
@@ -134,12 +140,46 @@ def validate(assignment: Assignment, origin: str) -> None:
                             f"{exercise.signature!r}") from None
 
 
-@cache
-def assignments() -> dict[str, Assignment]:
-    """Every known assignment by name, validated."""
-    found: list[tuple[Assignment, str]] = []
+def _builtin() -> Iterator[str]:
+    """The names of the package's declaration modules (and of their shared helpers)."""
     for info in pkgutil.iter_modules(builtin.__path__):
-        module = importlib.import_module(f"{builtin.__name__}.{info.name}")
+        yield f"{builtin.__name__}.{info.name}"
+
+
+@cache
+def _written(module: str) -> set[tuple[str, str | None]] | None:
+    """The exercises a package module's source writes as `Exercise(name=..., signature=...)`:
+    each name with its signature (None where that is not a literal string); None when a name
+    is not a literal string, or the source cannot be had."""
+    try:
+        spec = importlib.util.find_spec(module)
+        read = getattr(spec.loader, "get_source", None) if spec else None
+        source = read(module) if read else None
+        tree = ast.parse(source) if isinstance(source, str) else None
+    except (ImportError, OSError, SyntaxError, ValueError):
+        return None
+    if tree is None:
+        return None
+    found: set[tuple[str, str | None]] = set()
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    for node in calls:
+        if getattr(node.func, "id", getattr(node.func, "attr", None)) != "Exercise":
+            continue
+        given = {k.arg: k.value for k in node.keywords if k.arg in ("name", "signature")}
+        name, signature = given.get("name"), given.get("signature")
+        if not isinstance(name, ast.Constant) or not isinstance(name.value, str):
+            return None
+        found.add((name.value, signature.value if isinstance(signature, ast.Constant)
+                   and isinstance(signature.value, str) else None))
+    return found
+
+
+def _registered(modules: list[str]) -> dict[str, Assignment]:
+    """The assignments of the package's `modules`, of the plugins and of the declaration
+    folders, by name, validated; SpecError for one declared twice."""
+    found: list[tuple[Assignment, str]] = []
+    for name in modules:
+        module = importlib.import_module(name)
         if hasattr(module, "ASSIGNMENT"):  # the others are shared helpers
             found.append((_from_module(module, module.__name__), module.__name__))
     found.extend((entry.load(), f"entry point {entry.name}") for entry in _plugins())
@@ -153,6 +193,30 @@ def assignments() -> dict[str, Assignment]:
             raise SpecError(f"{origin}: assignment {assignment.name!r} is already declared")
         registry[assignment.name] = assignment
     return registry
+
+
+@cache
+def assignments() -> dict[str, Assignment]:
+    """Every known assignment by name, validated."""
+    return _registered(list(_builtin()))
+
+
+def declaring(exercise: str, fits: Callable[[str], bool] | None = None
+              ) -> dict[str, Assignment]:
+    """The known assignments that may declare `exercise`, as `assignments()` orders them:
+    of the package's declarations, only those whose source names it (those whose signature
+    `fits`, where one does) and every plugin's and folder's; every declaration where one
+    cannot be read, or where they are all loaded already."""
+    if assignments.cache_info().currsize:
+        return assignments()
+    read = {module: _written(module) for module in _builtin()}
+    if any(found is None for found in read.values()):
+        return assignments()
+    named = [m for m, found in read.items() if any(n == exercise for n, _ in found or ())]
+    fitting = [m for m in named if fits is None or any(
+        n == exercise and (signature is None or fits(signature))
+        for n, signature in read[m] or ())]
+    return _registered(fitting or named)
 
 
 def get(name: str) -> Assignment:

@@ -11,6 +11,7 @@ that probing submissions learn nothing about the expected values beyond pass or 
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from grader.results import ArrayView, Verdict
-from grader.sandbox.inside.protocol import Unsupported
 
 MAX_VIEW_SIDE = 40
 MAX_SLICES = 3
@@ -44,6 +44,14 @@ class Comparison:
     """The first problem, in a word: the type, then the shape, then the values."""
 
 
+def _unsupported(value: Any) -> bool:
+    """Whether `value` stands for an object the worker could not send back (the protocol's
+    `Unsupported`). None exists before the protocol is loaded, so a value called in this
+    process (`check()`) is judged without loading it."""
+    protocol = sys.modules.get("grader.sandbox.inside.protocol")
+    return protocol is not None and isinstance(value, protocol.Unsupported)
+
+
 MOST_COUNTED = 10
 """The most values of a returned tuple or list that a message counts: a count is a number the
 student's code chooses, and on a hidden case it could spell out the case's inputs."""
@@ -54,7 +62,7 @@ def describe_type(value: Any, reveal: bool = True) -> str:
     `reveal` (a hidden case), an array by its number of dimensions, not its shape."""
     if value is None:
         return "None"
-    if isinstance(value, Unsupported):
+    if _unsupported(value):
         return f"a {value.type_name}"
     if isinstance(value, (tuple, list)):
         count = (str(len(value)) if len(value) <= MOST_COUNTED
@@ -68,7 +76,7 @@ def describe_type(value: Any, reveal: bool = True) -> str:
 
 def as_float_array(value: Any) -> tuple[np.ndarray | None, str]:
     """Convert a returned value to a float array, or say why it cannot be."""
-    if value is None or isinstance(value, (Unsupported, dict, str)):
+    if value is None or _unsupported(value) or isinstance(value, (dict, str)):
         return None, f"returned {describe_type(value)}, which is not an array of numbers"
     try:
         array = np.asarray(value)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.model import Exercise
-from grader.pipeline import ipython_syntax, notebook_globals
+from grader.pipeline import notebook_globals
 from grader.pipeline.judging import Context
 
 _LARGEST_NOTEBOOK = 20 << 20
@@ -144,6 +144,8 @@ def _heading(source: str) -> str:
 def _code(path: Path) -> Iterator[tuple[int, str, list[ast.stmt]]]:
     """Each code cell of a notebook that parses: its number (from 1, over every cell), the
     heading of its section, and its top-level statements."""
+    from grader.pipeline import ipython_syntax  # loaded only when a notebook is read
+
     title = ""
     for index, cell in enumerate(_cells(path), start=1):
         source = _source(cell)

@@ -18,11 +18,12 @@ import builtins
 import math
 import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from grader.pipeline import ipython_syntax
 from grader.pipeline.diagnose import Written
-from grader.submission import Submission
+
+if TYPE_CHECKING:
+    from grader.submission import Submission
 
 _BINARY: Mapping[type, Any] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -96,6 +97,8 @@ def _bind(target: ast.expr, value: ast.expr, known: dict[str, float]) -> None:
 
 def top_level(submission: Submission) -> list[ast.stmt]:
     """The top-level statements of every cell that parses, in order."""
+    from grader.pipeline import ipython_syntax  # check() reads functions, not cells
+
     statements: list[ast.stmt] = []
     for cell in submission.cells:
         if cell.syntax_error:
