@@ -21,10 +21,9 @@ pytestmark = pytest.mark.usefixtures("fresh_registry")
 @pytest.fixture
 def bare_path(monkeypatch, tmp_path):
     """`sys.path` holding `tmp_path` only, and the finders of distributions a bare interpreter
-    has: what another test of the same process left on the path (a folder, a zip) or in
-    `sys.meta_path` (importlib_metadata's backport adds a finder of its own, which
-    `_may_have_plugins` rightly answers with True) is out of sight. The modules these tests
-    import are imported already or live in `tmp_path`."""
+    has, for a test that reads the registry: what another test of the same process left on
+    the path or in `sys.meta_path` is out of sight. The modules these tests import are
+    imported already or live in `tmp_path`."""
     monkeypatch.setattr(sys, "meta_path", [
         finder for finder in sys.meta_path if not hasattr(finder, "find_distributions")
         or finder is importlib.machinery.PathFinder])
@@ -187,19 +186,31 @@ def _plugin(site, folder: str, name: str) -> None:
         f"[{registry.ENTRY_POINT_GROUP}]\nrelu_unit = relu_plugin:ASSIGNMENT\n")
 
 
+STANDARD = [importlib.machinery.PathFinder]
+
+
 @pytest.mark.parametrize("folder", ["relu_plugin-1.0.dist-info", "Relu_Plugin.egg-info"])
 def test_an_installed_package_adds_an_assignment_by_its_entry_point(bare_path, folder):
-    assert registry._may_have_plugins() is False, sys.path
+    assert registry._may_have_plugins([str(bare_path)], STANDARD) is False
     _plugin(bare_path, folder, "relu-plugin")
-    assert registry._may_have_plugins() is True
+    assert registry._may_have_plugins([str(bare_path)], STANDARD) is True
     assert registry.get("relu_unit").exercise("relu").points == 1
 
 
-def test_entry_points_of_other_groups_bring_no_metadata_reader(bare_path):
-    (bare_path / "other-1.0.dist-info").mkdir()
-    (bare_path / "other-1.0.dist-info" / "entry_points.txt").write_text(
+def test_entry_points_of_other_groups_bring_no_metadata_reader(tmp_path):
+    (tmp_path / "other-1.0.dist-info").mkdir()
+    (tmp_path / "other-1.0.dist-info" / "entry_points.txt").write_text(
         "[console_scripts]\nother = other:main\n")
-    (bare_path / "a.zip").write_bytes(b"")
-    assert registry._may_have_plugins() is False
-    sys.path.append(str(bare_path / "a.zip"))  # read inside only by the reader
-    assert registry._may_have_plugins() is True
+    (tmp_path / "a.zip").write_bytes(b"")
+    assert registry._may_have_plugins([str(tmp_path), str(tmp_path / "gone")], STANDARD) is False
+    # a zip is read inside only by the reader, and so is another finder's distribution
+    assert registry._may_have_plugins([str(tmp_path), str(tmp_path / "a.zip")], STANDARD) is True
+    assert registry._may_have_plugins([str(tmp_path)], [*STANDARD, _OtherFinder()]) is True
+    assert registry._may_have_plugins([str(tmp_path)], []) is True
+
+
+class _OtherFinder:
+    """A finder of distributions of its own, as importlib_metadata's backport adds."""
+
+    def find_distributions(self, context=None):
+        return iter(())

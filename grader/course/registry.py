@@ -40,20 +40,25 @@ from grader.errors import SpecError, UsageError
 from grader.model import CREDITS, Assignment
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from importlib.metadata import EntryPoint
 
 ENTRY_POINT_GROUP = "attention_grader.assignments"
 ENV_FOLDERS = ENV_ASSIGNMENTS
 
 
-def _may_have_plugins() -> bool:
+def _may_have_plugins(path: Sequence[str] | None = None,
+                      finders: Sequence[object] | None = None) -> bool:
     """Whether an installed distribution may declare an entry point of `ENTRY_POINT_GROUP`:
-    False only when every `*.dist-info` and `*.egg-info` folder on `sys.path` was read and
-    none has an `entry_points.txt` that names the group."""
-    finders = [finder for finder in sys.meta_path if hasattr(finder, "find_distributions")]
-    if finders != [importlib.machinery.PathFinder]:
+    False only when every `*.dist-info` and `*.egg-info` folder on `path` (`sys.path`) was read
+    and none has an `entry_points.txt` that names the group, and the only finder of
+    distributions in `finders` (`sys.meta_path`) is the standard one, which reads those."""
+    path = sys.path if path is None else path
+    finders = sys.meta_path if finders is None else finders
+    readers = [finder for finder in finders if hasattr(finder, "find_distributions")]
+    if readers != [importlib.machinery.PathFinder]:
         return True
-    for entry in sys.path:
+    for entry in path:
         folder = entry or "."
         if not os.path.isdir(folder):
             if os.path.exists(folder):
