@@ -23,7 +23,9 @@ from tests.helpers.honest import HONEST, HONEST_SCORE  # qkv_projections and cau
 OPTIONS = grading.Options(limits=Limits(cell_timeout=3, call_timeout=3, memory_mb=1024))
 MB = 1 << 20
 # Before the fix, loading the 60 KB cells below took 25 to 82 s of CPU; now well under 1 s.
-# A generous bound, for noisy machines: the work itself is counted in test_loading.py.
+# A generous bound of the grader's own CPU seconds (`time.process_time`), which another suite on
+# the same machine does not stretch as it stretches wall time; the work itself is counted in
+# test_loading.py.
 FAST_S = 10.0
 
 
@@ -44,9 +46,9 @@ def test_a_12_mb_notebook_is_refused_quickly_and_nothing_large_is_written(tmp_pa
     cells = [HONEST] + ["!ls\n" * (MB // 8)] * 24  # 12 MB of shell escapes, 0.5 MB a cell
     path = notebook(tmp_path / "alice_attention_basics.ipynb", cells)
     assert path.stat().st_size > 12 * MB
-    started = time.monotonic()
+    started = time.process_time()
     result = grade(path)
-    assert time.monotonic() - started < FAST_S
+    assert time.process_time() - started < FAST_S
     assert (result.status, result.score, result.cells, result.exercises) == (
         ResultStatus.ERROR, 0.0, (), ())
     assert result.error == (
@@ -99,9 +101,9 @@ INVALID_60_KB = {
 def test_a_60_kb_invalid_cell_is_a_syntax_error_found_quickly(tmp_path, kind):
     source, error = INVALID_60_KB[kind]
     path = notebook(tmp_path / "slow_attention_basics.ipynb", [HONEST, source])
-    started = time.monotonic()
+    started = time.process_time()
     result = grade(path)
-    assert time.monotonic() - started < FAST_S
+    assert time.process_time() - started < FAST_S
     assert result.status is ResultStatus.GRADED and result.score == HONEST_SCORE
     assert [(c.index, c.status, c.message) for c in result.problem_cells] == [
         (2, CellStatus.ERROR, f"{error}; the cell did not run")]
@@ -109,9 +111,9 @@ def test_a_60_kb_invalid_cell_is_a_syntax_error_found_quickly(tmp_path, kind):
 
 def test_many_statements_are_refused_before_they_run(tmp_path):
     path = notebook(tmp_path / "busy_attention_basics.ipynb", [HONEST, "x = 1\n" * 20_000])
-    started = time.monotonic()
+    started = time.process_time()
     result = grade(path)
-    assert time.monotonic() - started < FAST_S  # was 20 s: one round trip a statement
+    assert time.process_time() - started < FAST_S  # was 20 s: one round trip a statement
     assert result.error == (
         f"{path}: has 20,004 top-level statements, over the limit of 5,000 (--max-statements); "
         "put repeated code in a loop or a function and hand it in again")

@@ -104,8 +104,11 @@ def three_calls(make_submission, text: str, **config: object) -> list:
     path = make_submission(text, name="alice_udl_attention")
     submission = loading.load(path, Limits(), "udl_attention")
     x = np.array([0.5, -1.0, 2.0])
-    with Session(SandboxConfig(preload=("numpy",), watch=("softmax",),
-                               module_name="submission", **config)) as session:
+    # No call here waits for a limit: a statement may take its time (importing torch on a
+    # machine busy with another suite takes more than the default 10 s).
+    with Session(SandboxConfig(Limits(cell_timeout=120, call_timeout=60), preload=("numpy",),
+                               watch=("softmax",), module_name="submission",
+                               **config)) as session:
         cells = session.run(submission)
         assert all(cell.status.value == "ok" for cell in cells), cells
         return [session.call("softmax", "function", (x,), {}, None, group="hidden")
