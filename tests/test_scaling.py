@@ -65,6 +65,7 @@ def run(folder, out) -> batch.Summary:
                      progress=io.StringIO())
 
 
+@pytest.mark.timeout(900)  # hundreds of gradings: more than the suite's 300 s on a busy machine
 def test_a_batch_of_hundreds_leaks_no_descriptor_zombie_or_memory(tmp_path):
     folder = tmp_path / "submissions"
     make_class(folder, COUNT)
