@@ -198,7 +198,7 @@ scaled_dot_product_attention = Exercise(
         Case("notebook-example", _seed001_qkv, visibility=PUBLIC,
              note="the example in the notebook"),
         Case("random", normal((4, 8), (4, 8), (4, 8)), seed=21, visibility=PUBLIC),
-        Case("practice", normal((6, 3), (7, 3), (7, 5)), seed=121, visibility=PUBLIC,
+        Case("practice", normal((6, 5), (7, 5), (7, 2)), seed=121, visibility=PUBLIC,
              note=PRACTICE),
         Case("causal-mask", _masked(5, 4, 4), seed=22, note="an additive causal mask"),
         Case("d_k-differs-from-d_v", normal((3, 4), (5, 4), (5, 2)), seed=23,
