@@ -7,15 +7,18 @@ since a skipped test there would hide a missing install step."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
 
+from grader.batch import feedback_files
 from grader.course import registry
 from grader.pipeline import grading
 from grader.report import html
+from grader.results import Result
 from tests.conftest import ARTIFACTS, CHROMIUM_INSTALL, ROOT
 
 pytestmark = pytest.mark.browser
@@ -36,14 +39,16 @@ def test_report_of_a_failing_submission_shows_score_diagnosis_and_heatmaps(brows
     assert diagnosis.is_displayed()
     assert diagnosis.text.startswith("Likely mistake: Each head's attention")
     maps = browser.find_elements(By.CSS_SELECTOR, "svg.heatmap[role=img]")
-    assert len(maps) == 2 and all(m.is_displayed() for m in maps)
+    # Two pairs: the scaled exercise's practice case (5 by 7), then the multi-head example.
+    assert len(maps) == 4 and all(m.is_displayed() for m in maps)
+    maps = maps[2:]
     # 40-pixel cells, with room for the row and column numbers
     assert maps[0].size["width"] == 28 + 6 * 40 and maps[0].size["height"] == 18 + 8 * 40
     # Every value differs: said in words, not with 48 outlines that hide the colours.
     assert maps[1].find_elements(By.CSS_SELECTOR, "rect.mismatch") == []
     captions = [c.text for c in browser.find_elements(By.TAG_NAME, "figcaption")]
     assert captions == ["Expected output; rows are features, columns are tokens",
-                        "Your output; every value differs from the expected one"]
+                        "Your output; every value differs from the expected one"] * 2
     title = maps[1].find_element(By.TAG_NAME, "title").get_attribute("textContent")
     assert title == "your output"
 
@@ -81,7 +86,6 @@ def test_feedback_page_shows_each_cell_after_its_code_and_loads_nothing(browser,
     import threading
     from http.server import BaseHTTPRequestHandler, HTTPServer
 
-    from grader.batch import feedback_files
 
     hits: list[str] = []
 
@@ -107,13 +111,7 @@ def test_feedback_page_shows_each_cell_after_its_code_and_loads_nothing(browser,
         "text/html": f"<img src=\"{url}/output.png\" onerror=\"document.title='pwned'\">",
         "application/javascript": f"fetch('{url}/js'); document.title = 'pwned'",
         "text/plain": "display"}})
-    submission = tmp_path / "alice.ipynb"
-    submission.write_text(json.dumps(notebook), encoding="utf-8")
-    result = grading.grade(submission, registry.get("udl_attention"))
-    page = tmp_path / "alice.feedback.html"
-    written, why = feedback_files.content(result, submission, "", page)
-    assert written is not None, why
-    page.write_text(written, encoding="utf-8")
+    page, result = _feedback_page(notebook, tmp_path)
 
     try:
         browser.get(page.as_uri())
@@ -160,7 +158,6 @@ def test_feedback_page_draws_math_heatmaps_verdicts_and_no_broken_image(browser,
     each of them."""
     import json
 
-    from grader.batch import feedback_files
 
     notebook = json.loads((ROOT / "examples" / "alice.ipynb").read_text(encoding="utf-8"))
     notebook["cells"][0:0] = [
@@ -171,13 +168,7 @@ def test_feedback_page_draws_math_heatmaps_verdicts_and_no_broken_image(browser,
             "$$X' = V \\cdot \\mathrm{Softmax}[K^\\top Q]$$")},
         {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
          "source": "long = [" + ", ".join(str(n) for n in range(200)) + "]"}]
-    submission = tmp_path / "alice.ipynb"
-    submission.write_text(json.dumps(notebook), encoding="utf-8")
-    result = grading.grade(submission, registry.get("udl_attention"))
-    page = tmp_path / "alice.feedback.html"
-    written, why = feedback_files.content(result, submission, "", page)
-    assert written is not None, why
-    page.write_text(written, encoding="utf-8")
+    page, result = _feedback_page(notebook, tmp_path)
 
     browser.set_window_size(1000, 900)
     browser.get(page.as_uri())
@@ -221,3 +212,15 @@ def test_feedback_page_draws_math_heatmaps_verdicts_and_no_broken_image(browser,
         "return performance.getEntriesByType('resource').map(e => e.name)") == []
     ARTIFACTS.mkdir(exist_ok=True)
     assert browser.save_screenshot(str(ARTIFACTS / "feedback-math.png"))
+
+
+def _feedback_page(notebook: dict, tmp_path: Path) -> tuple[Path, Result]:
+    """`notebook` handed in as alice's, graded, and its feedback page written beside it."""
+    submission = tmp_path / "alice.ipynb"
+    submission.write_text(json.dumps(notebook), encoding="utf-8")
+    result = grading.grade(submission, registry.get("udl_attention"))
+    page = tmp_path / "alice.feedback.html"
+    written, why = feedback_files.content(result, submission, "", page)
+    assert written is not None, why
+    page.write_text(written, encoding="utf-8")
+    return page, result

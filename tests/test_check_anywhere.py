@@ -103,9 +103,11 @@ def _printed(notebook: nbformat.NotebookNode) -> tuple[dict, str, list[str]]:
 
 
 def _ids(shown: str) -> set[str]:
-    """The diagnosis ids a check() display names (HTML or text)."""
+    """The diagnosis ids a check() display names (HTML or text; the full report's lines, or
+    the compact view's line that starts with the id)."""
     return set(re.findall(r'data-diagnosis="([\w-]+)"', shown)) | set(
-        re.findall(r"\): \[([\w-]+)\]", shown))
+        re.findall(r"\): \[([\w-]+)\]", shown)) | set(
+        re.findall(r"^\s*\[([\w-]+)\] ", shown, re.M))
 
 
 @pytest.fixture(scope="module")
@@ -255,7 +257,7 @@ def test_the_released_module_checks_itself_alone(course, venv, tmp_path):
     completed = wrong + released[released.index("\n\n\n# attention-grader's self-check"):]
     done = _module_in_venv(venv, completed, tmp_path / "mistake")
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
-    assert "scaled_scores (in this notebook) · scoring_course: 1 / 1 public checks pass" \
+    assert "✓ scaled_scores: its public check passes; hidden cases give the points." \
         in done.stdout
     assert "[softmax-wrong-axis]" in done.stdout
 
@@ -287,7 +289,7 @@ def test_the_carried_check_is_the_students_own(course, venv, tmp_path):
     edited = _edit_expected(data, tmp_path, wrong)
     done = _module_in_venv(venv, with_bundle(completed, edited), tmp_path / "edited")
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
-    assert "scaled_scores (in this notebook) · scoring_course: 1 / 1 public checks pass" \
+    assert "✓ scaled_scores: its public check passes; hidden cases give the points." \
         in done.stdout, done.stdout
 
 

@@ -35,7 +35,12 @@ def test_junit_has_one_testcase_per_check(tmp_path):
     suites = ET.parse(target).getroot()
     (suite,) = suites.findall("testsuite")
     cases = suite.findall("testcase")
-    assert len(cases) == 19 and suite.get("tests") == "19" and suite.get("failures") == "4"
+    # 19 checks and a practice case per exercise: the two attention exercises that fail their
+    # hidden cases fail their practice case too (at sizes other than the example's).
+    assert len(cases) == 24 and suite.get("tests") == "24" and suite.get("failures") == "6"
+    assert sorted(c.get("name") for c in cases if c.find("failure") is not None) == [
+        "notebook-example (public)", "practice (public)", "practice (public)",
+        "small (hidden)", "wide (hidden)", "wide (hidden)"]
     failing = [c for c in cases if c.find("failure") is not None]
     assert {c.get("classname") for c in failing} == {
         "udl_attention.scaled_dot_product_self_attention",
@@ -109,7 +114,7 @@ def test_gradescope_bundle_runs_against_a_fake_autograder_tree(tmp_path):
     assert results["stdout_visibility"] == "hidden"
     assert results["extra_data"]["users"] == ["bob@example.edu"]
     tests = results["tests"]
-    assert len(tests) == 19
+    assert len(tests) == 24  # 19 checks and a practice case per exercise
     # A tip (the book's softmax_cols on huge inputs) is neither passed nor failed.
     assert {t.get("status") for t in tests} == {"passed", "failed", None}
     (tip,) = [t for t in tests if "status" not in t]

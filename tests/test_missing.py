@@ -133,5 +133,5 @@ def test_grade_check_on_a_finished_part_passes(make_submission):
     code = app.run(["check", str(make_submission(part_1, name="alice_part1")), "--assignment",
                     "udl_attention"], out, io.StringIO())
     assert code == 0, out.getvalue()
-    assert "alice_part1.py · udl_attention: 4 / 4 public checks pass" in out.getvalue()
+    assert "alice_part1.py · udl_attention: 8 / 8 public checks pass" in out.getvalue()
     assert "part 2 (udl_attention_12_2.ipynb) not handed in" in out.getvalue()

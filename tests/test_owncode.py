@@ -18,7 +18,7 @@ from grader.course import references, registry
 from grader.model import Visibility
 from grader.pipeline import callees, grading, owncode, vocabulary
 from grader.results import Result
-from tests.test_class_mistakes import SOFTMAX_STABLE, book_notebook
+from tests.helpers.book_class import SOFTMAX_STABLE, book_notebook
 
 UDL = registry.get("udl_attention")
 SCALED = "scaled_dot_product_self_attention"

@@ -132,10 +132,13 @@ def test_tokens_as_rows_get_the_layout_before_numpys_error(make_submission):
     for exercise in ("self_attention", "scaled_dot_product_self_attention"):
         checks = scored(result, exercise)
         assert checks and all(c.status is CheckStatus.ERROR for c in checks)
+        said = 0  # the layout's sentence: once per exercise, on its first public check
         for check in checks:
             if check.visibility is Visibility.PUBLIC:
-                first, numpys = check.message.split("\n", 1)
-                assert first == SENTENCE
+                numpys = check.message
+                if numpys.startswith(SENTENCE):
+                    said += 1
+                    numpys = numpys.split("\n", 1)[1]
                 assert numpys.startswith("raised ValueError: matmul: Input operand 1 has a "
                                          "mismatch in its core dimension 0")
                 assert re.search(r"\(line \d+\)$", numpys)
@@ -145,6 +148,7 @@ def test_tokens_as_rows_get_the_layout_before_numpys_error(make_submission):
                 assert check.detail.startswith("raised ValueError: matmul: Input operand 1 "
                                                "has a mismatch in its core dimension 0")
                 assert re.search(r"\(line \d+\)$", check.detail)
+        assert said == 1, exercise
     assert next(e for e in result.exercises if e.name == "multihead_scaled_self_attention"
                 ).status is CheckStatus.PASSED
 
@@ -207,7 +211,11 @@ def test_rows_as_tokens_swapped_is_named_and_a_shape_error_says_the_layout(make_
         failing = [c for c in by_name[exercise].checks if not c.passed]
         assert failing, exercise
         named = {c.diagnosis.id for c in failing if c.diagnosis}
-        assert named == {"qk-swapped"}, [(c.name, c.diagnosis, c.message) for c in failing]
+        # causal_self_attention calls the student's own scaled_dot_product_attention: where
+        # it passes with the right one in its place, it is told so (callee-fails).
+        allowed = {"qk-swapped"} if exercise == "scaled_dot_product_attention" else {
+            "qk-swapped", "callee-fails"}
+        assert named and named <= allowed, [(c.name, c.diagnosis, c.message) for c in failing]
     # Three queries over five keys: K @ Q.T is (5, 3), and (5, 3) @ V does not fit. The case
     # is hidden: it says the vocabulary's text (the layout's sentence is a public check's,
     # test_tokens_as_rows_get_the_layout_before_numpys_error), NumPy's error its detail.

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.machinery
+import subprocess
+import sys
+
 import pytest
 
 from grader.course import registry
@@ -10,6 +14,30 @@ from grader.model import Assignment, Case, Exercise
 
 # Each test reads the registry afresh (it may declare assignments of its own).
 pytestmark = pytest.mark.usefixtures("fresh_registry")
+
+
+@pytest.fixture
+def bare_path(monkeypatch, tmp_path):
+    """`sys.path` holding `tmp_path` only, and the finders of distributions a bare interpreter
+    has: what another test of the same process left on the path (a folder, a zip) or in
+    `sys.meta_path` (importlib_metadata's backport adds a finder of its own, which
+    `_may_have_plugins` rightly answers with True) is out of sight. The modules these tests
+    import are imported already or live in `tmp_path`."""
+    monkeypatch.setattr(sys, "meta_path", [
+        finder for finder in sys.meta_path if not hasattr(finder, "find_distributions")
+        or finder is importlib.machinery.PathFinder])
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    return tmp_path
+
+
+def test_this_environment_installs_no_plugin():
+    """A bare interpreter of this environment, as README installs it, reads no entry point of
+    the group, so `grade` never imports `importlib.metadata` for plugins."""
+    probe = ("import sys; from grader.course import registry; "
+             "print(registry._may_have_plugins(), 'importlib.metadata' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split() == ["False", "False"], done.stderr
 
 
 def test_the_four_assignments_with_their_fixed_functions():
@@ -113,21 +141,18 @@ def _plugin(site, folder: str, name: str) -> None:
 
 
 @pytest.mark.parametrize("folder", ["relu_plugin-1.0.dist-info", "Relu_Plugin.egg-info"])
-def test_an_installed_package_adds_an_assignment_by_its_entry_point(tmp_path, monkeypatch,
-                                                                     folder):
-    assert registry._may_have_plugins() is False  # this environment installs none
-    _plugin(tmp_path, folder, "relu-plugin")
-    monkeypatch.syspath_prepend(str(tmp_path))
+def test_an_installed_package_adds_an_assignment_by_its_entry_point(bare_path, folder):
+    assert registry._may_have_plugins() is False, sys.path
+    _plugin(bare_path, folder, "relu-plugin")
     assert registry._may_have_plugins() is True
     assert registry.get("relu_unit").exercise("relu").points == 1
 
 
-def test_entry_points_of_other_groups_bring_no_metadata_reader(tmp_path, monkeypatch):
-    (tmp_path / "other-1.0.dist-info").mkdir()
-    (tmp_path / "other-1.0.dist-info" / "entry_points.txt").write_text(
+def test_entry_points_of_other_groups_bring_no_metadata_reader(bare_path):
+    (bare_path / "other-1.0.dist-info").mkdir()
+    (bare_path / "other-1.0.dist-info" / "entry_points.txt").write_text(
         "[console_scripts]\nother = other:main\n")
-    (tmp_path / "a.zip").write_bytes(b"")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    (bare_path / "a.zip").write_bytes(b"")
     assert registry._may_have_plugins() is False
-    monkeypatch.syspath_prepend(str(tmp_path / "a.zip"))  # read inside only by the reader
+    sys.path.append(str(bare_path / "a.zip"))  # read inside only by the reader
     assert registry._may_have_plugins() is True

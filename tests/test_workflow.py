@@ -84,7 +84,8 @@ def test_assign_validate_release_and_batch(tmp_path, monkeypatch):
         ("alice", 6.0, 6.0), ("bob", 0.0, 6.0), ("carol", 0.0, 6.0)]
     diagnoses = {c["diagnosis"]["id"] for e in results["bob"]["exercises"]
                  for c in e["checks"] if c["diagnosis"]}
-    assert diagnoses == {"positions-from-one"}
+    # The encoding's mistake, named there; the exercises that call it fail through it.
+    assert diagnoses == {"positions-from-one", "callee-fails"}
     untouched = {c["diagnosis"]["id"] for e in results["carol"]["exercises"]
                  for c in e["checks"] if not c["passed"]}
     assert untouched == {"unattempted"}
