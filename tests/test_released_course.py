@@ -83,7 +83,8 @@ def _public_diagnoses(result: dict) -> dict[str, list[tuple[str, str, str]]]:
 
 
 HEADER = re.compile(r"^(\w+) \(in this notebook\) · " + NAME + ": ", re.M)
-DIAGNOSED = re.compile(r"^ +(\S+) \(public example, no points\): \[([\w-]+)\] (.+)$", re.M)
+# the example's label, or the practice case's ("public, no points")
+DIAGNOSED = re.compile(r"^ +(\S+) \(public(?: example)?, no points\): \[([\w-]+)\] (.+)$", re.M)
 
 
 def _shown(printed: str) -> dict[str, list[tuple[str, str, str]]]:

@@ -22,6 +22,7 @@ from grader.authoring.calls import Calls
 from grader.authoring.files import signature
 from grader.authoring.master import Master, definitions, solved
 from grader.errors import SpecError
+from grader.model import PRACTICE as PRACTICE_NAME
 from grader.model import Inputs
 
 STAMP = "# grade assign skeleton, sha256 "
@@ -197,7 +198,7 @@ def _cases(params: list[str], calls: tuple[Inputs, ...], tolerance: str = ""
     drawn = [group for key, group in groups.items()
              if any(what in domains.DRAWN for what, _ in key) or domains.int_sizes(group[0])]
     if drawn:
-        lines.append(_hidden("practice", PRACTICE_SEED, names, drawn[0], tolerance, DRAWS,
+        lines.append(_hidden(PRACTICE_NAME, PRACTICE_SEED, names, drawn[0], tolerance, DRAWS,
                              public=True))
     for i, group in enumerate(drawn):
         for draw in range(DRAWS):  # several draws, so that one size that happens to fit
@@ -278,7 +279,7 @@ def _class_cases(params: list[str], calls: tuple[Inputs, ...],
             init = {key: fixed.get(key, value) for key, value in inits[members[0]].items()}
             state = _state(group[0][0], written, 12)
             number = g * DRAWS + draw
-            name = ("practice" if practice else "random" if number == 0
+            name = (PRACTICE_NAME if practice else "random" if number == 0
                     else f"random-{number + 1}")
             end = (f',\n             visibility=PUBLIC, note="{PRACTICE}"),' if practice
                    else "),  # hidden")
