@@ -167,8 +167,8 @@ def softmax(x):
                            registry.get("attention_basics"), OPTIONS)
     softmax = result.exercises[0]
     assert {c.name: c.passed for c in softmax.checks} == {
-        "vector": False, "matrix": False, "three-dims": False, "large-values": False,
-        "one-element": True}
+        "vector": False, "matrix": False, "practice": False, "three-dims": False,
+        "large-values": False, "one-element": True}
     assert (softmax.score, result.score) == (0.0, 0.0)
 
 
@@ -199,8 +199,8 @@ def test_an_encoder_block_that_never_attends_earns_nothing(make_submission):
                            registry.get("torch_attention"), OPTIONS)
     block = result.exercises[1]
     assert {c.name: (c.passed, c.max_score) for c in block.checks} == {
-        "small": (False, 0.0), "defaults": (False, 1.5), "two-heads": (False, 1.5),
-        "one-token": (True, 0.0)}  # 1/5 before: one-token was scored
+        "small": (False, 0.0), "practice": (False, 0.0), "defaults": (False, 1.5),
+        "two-heads": (False, 1.5), "one-token": (True, 0.0)}  # 1/5 before: one-token was scored
     assert (block.score, result.score) == (0.0, 0.0)
 
 
