@@ -1,5 +1,5 @@
 """What an assignment is, as instructors declare it: `Assignment`, `Exercise`, `Case`,
-`Misconception`, `Visibility` and `Inputs`.
+`Misconception`, `Visibility`, `PRACTICE` (the practice case's name) and `Inputs`.
 
 The data that flows through the grader stage by stage lives beside it:
 submission file -> `grader.submission.Submission` -> sandbox -> `grader.results.CheckResult`s
@@ -29,6 +29,13 @@ class Visibility(str, enum.Enum):
 
     PUBLIC = "public"
     HIDDEN = "hidden"
+
+
+PRACTICE = "practice"
+"""The name of an exercise's practice case: public and worth no points like the notebook's
+example, but at other sizes than the example's, drawn as the hidden cases are from a seed of
+its own, so that a function that only works at the notebook's sizes fails a check students
+can run. Reports label it "public, no points": the notebook shows no such example."""
 
 
 # --------------------------------------------------------------------------- assignments

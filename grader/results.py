@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.model import Visibility
+from grader.model import PRACTICE, Visibility
 
 
 class CellStatus(str, enum.Enum):
@@ -172,10 +172,11 @@ class CheckResult:
 
     @property
     def worth(self) -> str:
-        """What it is worth, as reports label it: "hidden", "hidden, no points", or "public
-        example, no points" (a public case never earns points)."""
+        """What it is worth, as reports label it: "hidden", "hidden, no points", "public
+        example, no points", or for the practice case (`model.PRACTICE`), which is public but
+        no example of the notebook, "public, no points" (a public case never earns points)."""
         if self.visibility is Visibility.PUBLIC:
-            return "public example, no points"
+            return "public, no points" if self.name == PRACTICE else "public example, no points"
         return self.visibility.value + ("" if self.scored else ", no points")
 
 

@@ -129,14 +129,18 @@ def test_the_skeleton_draws_its_cases_from_the_masters_calls(course):
     relu, dense = assignment.exercises
     assert (relu.signature, relu.points, relu.summary) == ("(x)", 1, "Zero the negative entries.")
     assert [(c.name, c.visibility.value) for c in relu.cases] == [
-        ("notebook-example", "public"), ("notebook-example-2", "public"), ("random", "hidden"),
-        ("random-2", "hidden"), ("random-3", "hidden")]
+        ("notebook-example", "public"), ("notebook-example-2", "public"), ("practice", "public"),
+        ("random", "hidden"), ("random-2", "hidden"), ("random-3", "hidden")]
     np.testing.assert_array_equal(relu.cases[0].inputs()[0], [-1.5, 2.25, -0.125])
     assert relu.cases[1].inputs() == ([3.5, -4.0],)  # a list, recorded as one
     # drawn: multiples of the example's size 3, from 6 to 9, never the example's own
-    shapes = {case.inputs()[0].shape for case in relu.cases[2:]}
+    shapes = {case.inputs()[0].shape for case in relu.cases[3:]}
     assert shapes <= {(6,), (9,)} and {case.inputs()[0].dtype for case in relu.cases[2:]} == {
         np.dtype(np.float64)}
+    # the practice case: drawn by the same rules from a seed of its own, public, no points
+    practice = relu.case("practice")
+    assert practice.inputs()[0].shape in {(6,), (9,), (12,), (15,)}
+    assert not practice.earns_points and practice.seed not in {c.seed for c in relu.cases[3:]}
     assert (dense.signature, dense.outputs) == ("(X, W)", ("pre", "post"))
     X, W = dense.cases[0].inputs()  # W was passed by keyword
     np.testing.assert_array_equal(X, [[1.0, -2.0]])
@@ -172,7 +176,7 @@ def test_rerunning_after_an_edit_updates_files_and_references(course, monkeypatc
     assert "np.multiply(0.1, x)" in (root / "solutions" / "relu_unit.py").read_text()
     cases = [c.name for c in registry.from_file(declaration).exercises[0].cases]
     # the 2-D call is a pattern of its own: hidden cases of its own
-    assert cases == ["notebook-example", "notebook-example-2", "notebook-example-3",
+    assert cases == ["notebook-example", "notebook-example-2", "notebook-example-3", "practice",
                      *(f"random{'' if n == 1 else f'-{n}'}" for n in range(1, 7))]
     for name, value in Layout(root).environment().items():
         monkeypatch.setenv(name, value)

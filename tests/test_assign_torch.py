@@ -93,7 +93,8 @@ def test_a_torch_master_is_assigned_and_validated_with_no_declaration(tmp_path, 
     assert "init_kwargs={'h': 2, 'd_model': 8}, visibility=PUBLIC" in declared
     assert "init_kwargs={'h': 2, 'd_model': 16}, seed=1" in declared  # d_model x 2, h kept
     assert "'linears.0.weight': (('d_model', 'd_model'), 'float32')" in declared
-    assert declared.count("lower_triangular((") == 6  # hidden masks, in the mask's domain
+    # the hidden masks and each exercise's practice mask, in the mask's domain
+    assert declared.count("lower_triangular((") == 8
     assert "np.array([[[True, False, False, False, False]" in declared  # a boolean example
     for name, folder in ((layout.ENV_ASSIGNMENTS, "assignments"),
                          (layout.ENV_SOLUTIONS, "solutions"),
@@ -101,10 +102,11 @@ def test_a_torch_master_is_assigned_and_validated_with_no_declaration(tmp_path, 
         monkeypatch.setenv(name, str(out / folder))
     registry.assignments.cache_clear()
     assert run("validate", "torch_course")[:2] == (
-        0, "torch_course: 3 exercises, 12 cases: no problem found\n")
+        0, "torch_course: 3 exercises, 15 cases: no problem found\n")
     assignment = registry.get("torch_course")
     mask_case = assignment.exercise("subsequent_mask").cases
-    assert [case.inputs() for case in mask_case] == [(5,), (10,), (15,), (20,)]
+    # the example, the practice case (5 times its size) and the hidden cases
+    assert [case.inputs() for case in mask_case] == [(5,), (25,), (10,), (15,), (20,)]
     module = assignment.exercise("MultiHeadedAttention")
     state, x, _, _, mask = module.cases[1].inputs()
     assert mask.dtype == bool and x.dtype.name == "float32" and x.shape[-1] == 16

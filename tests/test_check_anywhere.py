@@ -257,7 +257,7 @@ def test_the_released_module_checks_itself_alone(course, venv, tmp_path):
     completed = wrong + released[released.index("\n\n\n# attention-grader's self-check"):]
     done = _module_in_venv(venv, completed, tmp_path / "mistake")
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
-    assert "✓ scaled_scores: its public check passes; hidden cases give the points." \
+    assert "✓ scaled_scores: all 2 public checks pass; hidden cases give the points." \
         in done.stdout
     assert "[softmax-wrong-axis]" in done.stdout
 
@@ -289,7 +289,7 @@ def test_the_carried_check_is_the_students_own(course, venv, tmp_path):
     edited = _edit_expected(data, tmp_path, wrong)
     done = _module_in_venv(venv, with_bundle(completed, edited), tmp_path / "edited")
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
-    assert "✓ scaled_scores: its public check passes; hidden cases give the points." \
+    assert "✓ scaled_scores: all 2 public checks pass; hidden cases give the points." \
         in done.stdout, done.stdout
 
 

@@ -30,7 +30,7 @@ def test_list_shows_assignments_functions_and_points():
     assert "torch_attention  (5 points)" in out
     assert "  multihead_scaled_self_attention(X, omega_v1," in out
     assert "5 pts, 5 cases (2 public, 2 hidden worth points)" in out
-    assert "causal_mask(seq_len)  1 pt, 3 cases (1 public, 1 hidden worth points)" in out
+    assert "causal_mask(seq_len)  1 pt, 4 cases (2 public, 1 hidden worth points)" in out
 
 
 def test_version_and_help_end_in_the_one_exit_point():

@@ -167,8 +167,8 @@ def softmax(x):
                            registry.get("attention_basics"), OPTIONS)
     softmax = result.exercises[0]
     assert {c.name: c.passed for c in softmax.checks} == {
-        "vector": False, "matrix": False, "three-dims": False, "large-values": False,
-        "one-element": True}
+        "vector": False, "matrix": False, "practice": False, "three-dims": False,
+        "large-values": False, "one-element": True}
     assert (softmax.score, result.score) == (0.0, 0.0)
 
 
@@ -199,8 +199,8 @@ def test_an_encoder_block_that_never_attends_earns_nothing(make_submission):
                            registry.get("torch_attention"), OPTIONS)
     block = result.exercises[1]
     assert {c.name: (c.passed, c.max_score) for c in block.checks} == {
-        "small": (False, 0.0), "defaults": (False, 1.5), "two-heads": (False, 1.5),
-        "one-token": (True, 0.0)}  # 1/5 before: one-token was scored
+        "small": (False, 0.0), "practice": (False, 0.0), "defaults": (False, 1.5),
+        "two-heads": (False, 1.5), "one-token": (True, 0.0)}  # 1/5 before: one-token was scored
     assert (block.score, result.score) == (0.0, 0.0)
 
 
@@ -238,7 +238,8 @@ def test_public_outputs_looked_up_earn_nothing(make_submission):
                            registry.get("udl_attention"), OPTIONS)
     public = [c for e in result.exercises for c in e.checks if c.visibility.value == "public"]
     assert public and all(c.passed for c in public)  # the lookup works...
-    assert all((c.score, c.max_score, c.worth) == (0.0, 0.0, "public example, no points")
-               for c in public)
+    assert all((c.score, c.max_score, c.worth) == (
+        0.0, 0.0, "public, no points" if c.name == "practice" else "public example, no points")
+        for c in public)
     assert result.score == 0.0  # ...and earns nothing
     assert result.max_score == 10.0

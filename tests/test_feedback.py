@@ -89,7 +89,7 @@ def test_a_feedback_cell_follows_each_exercise_and_each_failing_cell(alice):
                      text)
     assert "**Likely mistake:** Each head's attention matrix is applied transposed" in text
     assert "Mismatched elements: 48 / 48" in text
-    assert ("Fails the same way: practice (public example, no points), small (hidden), "
+    assert ("Fails the same way: practice (public, no points), small (hidden), "
             "wide (hidden).") in text
     assert multihead["metadata"][feedback.KEY]["feedback"] == "failed"
     (error,) = result.problem_cells

@@ -95,17 +95,17 @@ raise RuntimeError("cell\r\x1b[2J\x1b[H10 / 10 \u2713 \x9b31m\x07")
     # Hidden cases ran: the first line says no time, and a hidden check the vocabulary's text.
     assert out.getvalue() == (
         "hostile_attention_basics.py · attention_basics: 0 / 10\n"
-        "  ! softmax 0/2  (0/5 checks)\n"
+        "  ! softmax 0/2  (0/6 checks)\n"
         "      vector (public example, no points): raised ValueError: boom\n"
         "        [2J[H10 / 10 \u2713 31m (line 3)\n"
         f"      three-dims (hidden): {vocabulary.message(Verdict.RAISED, 'ValueError', True)}\n"
-        "  ? qkv_projections 0/2  (0/3 checks)\n"
+        "  ? qkv_projections 0/2  (0/4 checks)\n"
         "      not found: no function named qkv_projections is defined\n"
-        "  ? scaled_dot_product_attention 0/3  (0/6 checks)\n"
+        "  ? scaled_dot_product_attention 0/3  (0/7 checks)\n"
         "      not found: no function named scaled_dot_product_attention is defined\n"
-        "  ? causal_mask 0/1  (0/3 checks)\n"
+        "  ? causal_mask 0/1  (0/4 checks)\n"
         "      not found: no function named causal_mask is defined\n"
-        "  ? causal_self_attention 0/2  (0/4 checks)\n"
+        "  ? causal_self_attention 0/2  (0/5 checks)\n"
         "      not found: no function named causal_self_attention is defined\n"
         "  the module: error: line 5: RuntimeError: cell [2J[H10 / 10 \u2713 31m\n")
     root = tmp_path / "autograder"

@@ -227,13 +227,13 @@ def test_check_works_from_a_release_alone(tmp_path, monkeypatch, capsys):
     result = selfcheck.run("sinusoidal_encoding", sinusoidal_encoding)
     assert result.assignment == "positional_encoding" and result.public_only
     checks = result.exercises[0].checks
-    assert [c.name for c in checks] == ["notebook-example", "notebook-example-2"]
+    assert [c.name for c in checks] == ["notebook-example", "notebook-example-2", "practice"]
     assert not any(c.passed for c in checks)
     assert "Mismatched elements: 24 / 24" in checks[0].message
     solution = references.load_solution("positional_encoding")
     right = selfcheck.run("causal_attention_with_positions",
                           solution.causal_attention_with_positions)
-    assert [c.passed for c in right.exercises[0].checks] == [True]
+    assert [c.passed for c in right.exercises[0].checks] == [True, True]  # and practice
 
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from grader import result_json, text
-from grader.model import Visibility
+from grader.model import PRACTICE, Visibility
 from grader.report import heatmap, html, markdown, render, terminal
 from grader.results import (
     ArrayView,
@@ -449,3 +449,28 @@ def test_a_tab_without_rich_is_expanded_as_rich_expands_ascii(monkeypatch):
     without = terminal.plain(summary)
     assert "\t" not in without and without.startswith("a       b.ipynb · attention_basics")
     assert without == with_rich
+
+
+def test_the_practice_case_is_labelled_public_and_the_example_public_example():
+    """The practice case is public and worth no points, like the notebook's example, but the
+    notebook shows no such example: every format labels it "public, no points", the example
+    "public example, no points"."""
+    example = CheckResult("notebook-example", Visibility.PUBLIC, False, 0.0, 0.0,
+                          CheckStatus.FAILED, "values differ", DIAGNOSIS)
+    practice = CheckResult(PRACTICE, Visibility.PUBLIC, False, 0.0, 0.0, CheckStatus.FAILED,
+                           "values differ", UNSCALED)
+    hidden = CheckResult("random", Visibility.HIDDEN, True, 1.5, 1.5, CheckStatus.PASSED)
+    assert (example.worth, practice.worth) == ("public example, no points", "public, no points")
+    exercise = ExerciseResult("scaled_dot_product_attention", CheckStatus.FAILED, 1.5, 1.5,
+                              (example, practice, hidden))
+    graded = result(exercises=(exercise,), score=1.5, max_score=1.5, cells=())
+    said = terminal.render(graded)
+    assert "      notebook-example (public example, no points): [transposed-weights]" in said
+    assert "      practice (public, no points): [missing-scale]" in said
+    text = markdown.render(graded)
+    assert "**notebook-example** (public example, no points)" in text
+    assert "**practice** (public, no points)" in text
+    page = html.render(graded)
+    assert '<h3>practice <span class="note">(public, no points)</span>:' in page
+    assert '<h3>notebook-example <span class="note">(public example, no points)</span>:' in page
+    assert "practice (public example" not in said + text + page

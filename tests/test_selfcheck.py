@@ -80,7 +80,7 @@ def test_shows_html_inline_in_a_real_jupyter_kernel(tmp_path):
     (output,) = notebook.cells[0].outputs
     assert output.output_type == "display_data"
     page = output.data["text/html"]
-    assert "0 of 1 public checks pass" in page
+    assert "0 of 2 public checks pass" in page  # the example and the practice case
     assert 'data-diagnosis="mask-wrong-direction"' in page
 
 

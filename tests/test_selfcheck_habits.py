@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 from nbclient import NotebookClient
 from nbconvert import HTMLExporter
@@ -237,26 +238,52 @@ def test_check_and_grade_run_name_the_same_mistake(tmp_path, source, expected):
     assert ran.diagnosis == practice.diagnosis
 
 
-def test_each_exercise_has_a_practice_case_at_other_sizes_holding_no_hidden_value():
-    """A practice case is public and worth nothing, like the example; every axis of its
-    inputs that is not 1 has another size than the example's, so that a size taken from the
-    notebook fails it; and it shows no number of a hidden case (the leak scan's windows)."""
-    udl = registry.get("udl_attention")
-    stored = references.load(udl)
-    for exercise in udl.exercises:
+def _sizes(inputs: object) -> list[tuple[int, ...]]:
+    """The sizes a case's inputs carry: each array's shape, each whole number alone."""
+    if isinstance(inputs, (tuple, list)):
+        return [size for item in inputs for size in _sizes(item)]
+    if isinstance(inputs, dict):
+        return [size for item in inputs.values() for size in _sizes(item)]
+    if isinstance(inputs, np.ndarray):
+        return [inputs.shape]
+    return [(inputs,)] if isinstance(inputs, int) and not isinstance(inputs, bool) else []
+
+
+@pytest.mark.parametrize("name", ["udl_attention", "attention_basics", "positional_encoding",
+                                  "torch_attention"])
+def test_each_exercise_has_a_practice_case_at_other_sizes_holding_no_hidden_value(name):
+    """A practice case is public and worth nothing, like the example, and comes last of the
+    public cases; every size of its inputs that is not 1 differs from the one at the same
+    place in each other public case (and no hidden case has all its sizes), so that a size
+    taken from the notebook fails it; it has a seed of its own; and it shows no number of a
+    hidden case that the other public cases do not show already (the leak scan's windows)."""
+    assignment = registry.get(name)
+    stored = references.load(assignment)
+    for exercise in assignment.exercises:
         public = [c for c in exercise.cases if c.visibility is Visibility.PUBLIC]
-        assert [c.name for c in public] == [public[0].name, "practice"], exercise.name
-        example, practice = (c.inputs() for c in public)
-        assert not public[1].earns_points
-        for given, drawn in zip(example, practice, strict=True):
-            assert all(a != b for a, b in zip(given.shape, drawn.shape, strict=True)
-                       if a != 1), (exercise.name, given.shape, drawn.shape)
-        shown = hidden_values.windows([*hidden_values._arrays(practice),
-                                       *stored.get(exercise.name, "practice")])
-        hidden = hidden_values.windows(
-            array for case in exercise.cases if case.visibility is Visibility.HIDDEN
-            for array in (*hidden_values._arrays(case.inputs()),
-                          *stored.get(exercise.name, case.name)))
-        assert hidden and shown.isdisjoint(hidden), exercise.name
-        assert exercise.case("practice").seed not in {
-            c.seed for c in exercise.cases if c.name != "practice"}
+        assert [c.name for c in public][-1:] == ["practice"], exercise.name
+        assert sum(c.name == "practice" for c in exercise.cases) == 1, exercise.name
+        practice = public[-1]
+        assert not practice.earns_points and practice.note
+        drawn = _sizes(practice.inputs())
+        for other in exercise.cases:
+            if other is practice:
+                continue
+            given = _sizes(other.inputs())
+            assert given != drawn, (exercise.name, other.name)
+            if other.visibility is not Visibility.PUBLIC or len(given) != len(drawn):
+                continue
+            for a, b in zip(given, drawn, strict=True):
+                if len(a) == len(b):
+                    assert all(x != y for x, y in zip(a, b, strict=True) if x != 1), (
+                        exercise.name, other.name, a, b)
+
+        def seen(case, exercise=exercise):
+            return hidden_values.windows([*hidden_values._arrays(case.inputs()),
+                                          *stored.get(exercise.name, case.name)])
+
+        example = set().union(*(seen(c) for c in public[:-1]))
+        hidden = set().union(*(seen(c) for c in exercise.cases
+                               if c.visibility is Visibility.HIDDEN))
+        assert (seen(practice) - example).isdisjoint(hidden), exercise.name
+        assert practice.seed not in {c.seed for c in exercise.cases if c is not practice}

@@ -99,7 +99,8 @@ def declaration(root: Path) -> Path:
 
 def test_the_skeleton_keeps_the_masters_domain(course):
     softmax, scaled = registry.get("d2l_scoring").exercises
-    public, public_none, drawn, _, _, drawn_none, _, _ = softmax.cases
+    public, public_none, practice, drawn, _, _, drawn_none, _, _ = softmax.cases
+    assert (practice.name, practice.visibility.value) == ("practice", "public")
     assert public.inputs()[1].dtype == np.int64 and public_none.inputs()[1] is None
     assert drawn_none.inputs()[1] is None
     for seed in range(30):
@@ -116,11 +117,11 @@ def test_validate_points_at_the_comment_left_and_passes_once_it_is_gone(course):
     path = declaration(course)
     lines = [i for i, text in enumerate(path.read_text().splitlines(), 1)
              if "could not infer" in text]
-    assert len(lines) == 3  # one per hidden case drawn for that pattern
+    assert len(lines) == 4  # one per case drawn for that pattern: the practice case, 3 hidden
     code, out = run("validate", "d2l_scoring")
     assert (code, out) == (1, "".join(
         f"d2l_scoring: {path}:{line}: the skeleton could not infer this argument's domain, so "
-        "every hidden case passes the master's value; draw it with an input maker "
+        "every case it drew passes the master's value; draw it with an input maker "
         "(docs/authoring.md, \"Input makers\") or keep it, and delete the comment\n"
         for line in lines))
     path.write_text(re.sub(r"\n *# grade assign: could not infer.*\n(?: *# .*\n)*", "\n",
@@ -164,7 +165,7 @@ def test_validate_refuses_nan_unless_the_note_says_so(course):
 def test_validate_grades_each_declared_alternative(course):
     (course / "solutions" / "loops.py").write_text(VECTORISED)
     edit(course, 'name="masked_softmax",', 'name="masked_softmax", alternatives=("loops.py",),')
-    assert run("validate", "d2l_scoring") == (0, "d2l_scoring: 2 exercises, 12 cases: no "
+    assert run("validate", "d2l_scoring") == (0, "d2l_scoring: 2 exercises, 14 cases: no "
                                               "problem found\n")
     wrong = VECTORISED.replace("X.shape[-1]) <", "X.shape[-1]) <=")
     (course / "solutions" / "loops.py").write_text(wrong)

@@ -346,11 +346,12 @@ def test_the_master_is_assigned_validated_and_released_with_no_declaration_by_ha
     assert written.splitlines()[-1].startswith("# grade assign skeleton")
     assert 'kind="class"' in written and written.count("tensors='float32'") == 2
     assert "init_kwargs={'h': 2, 'd_model': 8}, visibility=PUBLIC" in written
-    assert written.count("lower_triangular((") == 6  # the hidden masks, causal as the master's
+    # the hidden masks and each exercise's practice mask, causal as the master's
+    assert written.count("lower_triangular((") == 8
     assert "misconceptions=" not in written
-    assert course["validated"] == (0, f"{NAME}: 3 exercises, 12 cases: no problem found\n", "")
+    assert course["validated"] == (0, f"{NAME}: 3 exercises, 15 cases: no problem found\n", "")
     # Every scored case rejects the three catalogued mistakes: no free points.
-    assert course["catalogued"] == (0, f"{NAME}: 3 exercises, 12 cases: no problem found\n",
+    assert course["catalogued"] == (0, f"{NAME}: 3 exercises, 15 cases: no problem found\n",
                                     "")
     assert course["released"][0] == 0, course["released"]
     assert sorted(p.name for p in course["release"].iterdir()) == [
@@ -373,7 +374,8 @@ def test_each_wrong_exercise_is_told_its_catalogued_mistake(graded):
         found = next(e for e in graded["results"][student]["exercises"]
                      if e["name"] == exercise)
         failing = [c for c in found["checks"] if not c["passed"]]
-        assert len(failing) == 4, (student, exercise, failing)  # the example and 3 hidden
+        # the example, the practice case and 3 hidden
+        assert len(failing) == 5, (student, exercise, failing)
         assert {c["diagnosis"]["id"] for c in failing} == {mistake}, (student, exercise)
     # Credit is "as written": cai's and dee's module is right by itself, yet it runs their
     # attention. Its feedback says where the mistake is, and nothing of the attention's own.
@@ -383,8 +385,10 @@ def test_each_wrong_exercise_is_told_its_catalogued_mistake(graded):
         assert module["score"] == 0
         said = [(c["visibility"], c["diagnosis"]["message"], "callee" in c)
                 for c in module["checks"]]  # the name is the instructor's (the gradebook's)
+        # the example, 3 hidden cases, then the practice case (a class's comes last)
         assert said == [("public", RIGHT_BY_ITSELF, False)] + [
-            ("hidden", vocabulary.OWN_DIAGNOSES["callee-fails"], False)] * 3, said
+            ("hidden", vocabulary.OWN_DIAGNOSES["callee-fails"], False)] * 3 + [
+            ("public", RIGHT_BY_ITSELF, False)], said
         assert "sqrt" not in json.dumps(module) and "dim" not in json.dumps(module)
     fay = graded["results"]["fay"]["exercises"]
     assert {c["diagnosis"]["id"] for e in fay for c in e["checks"]} == {"unattempted"}
@@ -423,7 +427,7 @@ def test_with_credit_own_code_a_module_right_by_itself_earns_its_points(graded):
         if student != "eve":
             assert [(c.passed, c.callee, c.diagnosis and c.diagnosis.message)
                     for c in module.checks] == [(False, "attention", RIGHT_BY_ITSELF)] + [
-                (True, "attention", None)] * 3
+                (True, "attention", None)] * 3 + [(False, "attention", RIGHT_BY_ITSELF)]
 
 
 def test_grade_check_beside_the_released_files(course, tmp_path):
@@ -435,7 +439,7 @@ def test_grade_check_beside_the_released_files(course, tmp_path):
     done = subprocess.run([sys.executable, "-m", "grader", "check", "dee.ipynb"], cwd=folder,
                           env=student_env(), capture_output=True, text=True, timeout=300)
     assert (done.returncode, done.stderr) == (1, ""), done.stdout + done.stderr
-    assert done.stdout.startswith(f"dee.ipynb · {NAME}: 1 / 3 public checks pass"), done.stdout
+    assert done.stdout.startswith(f"dee.ipynb · {NAME}: 2 / 6 public checks pass"), done.stdout
     assert done.stdout.count("[softmax-wrong-axis]") == 2, done.stdout
 
 

@@ -53,7 +53,8 @@ def test_assign_validate_release_and_batch(tmp_path, monkeypatch):
 
     # 3. Nothing to fix.
     code, out, err = grade("validate", NAME)
-    assert (code, out, err) == (0, f"{NAME}: 3 exercises, 13 cases: no problem found\n", "")
+    # 16: each exercise's practice case among them
+    assert (code, out, err) == (0, f"{NAME}: 3 exercises, 16 cases: no problem found\n", "")
 
     # 4. The release: stubs and public cases, and none of what is hidden.
     release = tmp_path / "release"

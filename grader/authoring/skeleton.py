@@ -22,6 +22,7 @@ from grader.authoring.calls import Calls
 from grader.authoring.files import signature
 from grader.authoring.master import Master, definitions, solved
 from grader.errors import SpecError
+from grader.model import PRACTICE as PRACTICE_NAME
 from grader.model import Inputs
 
 STAMP = "# grade assign skeleton, sha256 "
@@ -31,6 +32,11 @@ points at each one still present."""
 DRAWS = 3
 """Hidden cases the skeleton draws for each pattern of arguments (which are arrays, which
 `None`), each from a seed of its own."""
+PRACTICE_SEED = 101
+"""The seed of each exercise's practice case: drawn as its hidden cases are, from a seed none
+of them has, and public, so that a function that only works at the notebook's sizes fails a
+check the student can run."""
+PRACTICE = "other sizes than the notebook's example, worth no points"
 MAX_LITERAL = 400
 """Largest array written out as a literal; a bigger one needs a seeded generator."""
 
@@ -88,18 +94,21 @@ def _public(name: str, args: Inputs, tolerance: str = "") -> str:
 
 
 def _hidden(name: str, seed: int, params: list[str], calls: list[Inputs],
-            tolerance: str = "", draw: int = 0) -> str:
+            tolerance: str = "", draw: int = 0, public: bool = False) -> str:
     """A hidden case drawn from the domain of the calls (one pattern of arguments): arrays
     of the kind and dtype the master passes, sizes shared where the master's are equal,
     integers in the range it uses, None and numbers as it passes them. Where the calls pass
     no array, their sizes are the whole input: draw number `draw` fixes them at 2 + `draw`
-    times the example's, so that no two hidden cases are the same."""
+    times the example's, so that no two hidden cases are the same. A `public` one is the
+    practice case, worth no points as every public case."""
     found = domains.sizes(params, calls)
     fixed = {size.name: (2 + draw) * max(size.seen) for size in found
              if all(axis < 0 for _, axis in size.axes)}
     parts = _arguments(params, calls, found, len(calls[0]))
     return (f'        Case("{name}", combined(\n' + "".join(parts)
-            + _sizes(found, params, fixed) + f"        ), seed={seed}{tolerance}),  # hidden")
+            + _sizes(found, params, fixed) + f"        ), seed={seed}{tolerance}"
+            + (f',\n             visibility=PUBLIC, note="{PRACTICE}"),' if public
+               else "),  # hidden"))
 
 
 def _sizes(found: list[domains.Size], params: list[str], fixed: dict[str, int] | None = None
@@ -188,6 +197,9 @@ def _cases(params: list[str], calls: tuple[Inputs, ...], tolerance: str = ""
     names = params + [f"arg{i}" for i in range(len(params), max(map(len, calls)))]
     drawn = [group for key, group in groups.items()
              if any(what in domains.DRAWN for what, _ in key) or domains.int_sizes(group[0])]
+    if drawn:
+        lines.append(_hidden(PRACTICE_NAME, PRACTICE_SEED, names, drawn[0], tolerance, DRAWS,
+                             public=True))
     for i, group in enumerate(drawn):
         for draw in range(DRAWS):  # several draws, so that one size that happens to fit
             number = i * DRAWS + draw  # cannot hide a mistake
@@ -258,19 +270,24 @@ def _class_cases(params: list[str], calls: tuple[Inputs, ...],
         order = list(group[0][0])
         written = {(order[p - count], axis): repr(size.name) for size in found
                    for p, axis in size.axes if p >= count}
-        for draw in range(DRAWS):
+        # The first group also draws the practice case (draw DRAWS, public, its own seed).
+        for draw in range(DRAWS + (g == 0)):
+            practice = draw == DRAWS
             factor = 2 + draw % 2
             fixed = {key: factor * size.seen[0] for size in found for key in [size.name]
                      if key in tied.values()}
             init = {key: fixed.get(key, value) for key, value in inits[members[0]].items()}
             state = _state(group[0][0], written, 12)
             number = g * DRAWS + draw
-            name = "random" if number == 0 else f"random-{number + 1}"
+            name = (PRACTICE_NAME if practice else "random" if number == 0
+                    else f"random-{number + 1}")
+            end = (f',\n             visibility=PUBLIC, note="{PRACTICE}"),' if practice
+                   else "),  # hidden")
             lines.append(f'        Case("{name}", combined(\n            {state},\n'
                          + "".join(_arguments(names, flat, found, count))
                          + _sizes(found, names[:count] + keys[members[0]], fixed)
-                         + f"        ), init_kwargs={init!r}, seed={number + 1}{tolerance}),"
-                         "  # hidden")
+                         + f"        ), init_kwargs={init!r}, "
+                         f"seed={PRACTICE_SEED if practice else number + 1}{tolerance}{end}")
     return lines, []
 
 

@@ -115,8 +115,8 @@ def marker_problems(assignment: Assignment, layout: Layout) -> list[Problem]:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if MARKER in line:
                 found.append(Problem(f"{path}:{number}", (
-                    "the skeleton could not infer this argument's domain, so every hidden "
-                    "case passes the master's value; draw it with an input maker "
+                    "the skeleton could not infer this argument's domain, so every case it "
+                    "drew passes the master's value; draw it with an input maker "
                     "(docs/authoring.md, \"Input makers\") or keep it, and delete the comment")))
     return found
 

@@ -4,8 +4,8 @@ points that fails is a tip), and the parts of a split assignment that a file is 
 A hidden case that earns nothing (huge inputs, one token) or any case of a function the
 notebook gives ready-made says something worth knowing, but costs nothing: every report draws
 it as a tip (a blue "Tip" box, "a tip" for its status), never with a failure's red bar or its
-"Likely mistake". The public example of an exercise that counts is never a tip, although it
-is worth no points: it stands for the hidden cases that are.
+"Likely mistake". A public case of an exercise that counts (the notebook's example, the practice
+case) is never a tip, although it is worth no points: it stands for the hidden cases that are.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from grader.results import CheckResult, ExerciseResult, Result
 
 
 def is_tip(exercise: ExerciseResult, check: CheckResult) -> bool:
-    """Whether a failing check is advice rather than a failure: it is worth no points and is
-    not the notebook's example (a hidden case that earns nothing, such as huge inputs or one
-    token, or any case of a function the notebook gives ready-made). Reports draw it as a
-    tip, never as a failure."""
+    """Whether a failing check is advice rather than a failure: a hidden case that earns
+    nothing (huge inputs, one token), or any case of a function the notebook gives
+    ready-made. A public case of an exercise that counts (the notebook's example, the
+    practice case) stands for its hidden cases and is never a tip. Reports draw a tip as
+    such, never as a failure."""
     if check.passed:
         return False
     return not exercise.scored or (check.visibility is Visibility.HIDDEN and not check.scored)
