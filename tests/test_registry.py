@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.machinery
 import os
 import subprocess
 import sys
@@ -18,26 +17,13 @@ from tests.conftest import ROOT
 pytestmark = pytest.mark.usefixtures("fresh_registry")
 
 
-@pytest.fixture
-def bare_path(monkeypatch, tmp_path):
-    """`sys.path` holding `tmp_path` only, and the finders of distributions a bare interpreter
-    has, for a test that reads the registry: what another test of the same process left on
-    the path or in `sys.meta_path` is out of sight. The modules these tests import are
-    imported already or live in `tmp_path`."""
-    monkeypatch.setattr(sys, "meta_path", [
-        finder for finder in sys.meta_path if not hasattr(finder, "find_distributions")
-        or finder is importlib.machinery.PathFinder])
-    monkeypatch.setattr(sys, "path", [str(tmp_path)])
-    return tmp_path
-
-
 def test_this_environment_installs_no_plugin():
     """A bare interpreter of this environment, as README installs it, reads no entry point of
     the group, so `grade` never imports `importlib.metadata` for plugins."""
     probe = ("import sys; from grader.course import registry; "
              "print(registry._may_have_plugins(), 'importlib.metadata' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          check=True)
+                          check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.stdout.split() == ["False", "False"], done.stderr
 
 
@@ -186,15 +172,28 @@ def _plugin(site, folder: str, name: str) -> None:
         f"[{registry.ENTRY_POINT_GROUP}]\nrelu_unit = relu_plugin:ASSIGNMENT\n")
 
 
-STANDARD = [importlib.machinery.PathFinder]
+def _bare_interpreter_says(*path: object) -> bool:
+    """`_may_have_plugins` of `path` in a bare interpreter, with the finders of distributions it
+    starts with: in this process another test may have imported importlib_metadata's backport,
+    which takes `find_distributions` away from the standard finder (and the function then
+    rightly answers True)."""
+    probe = ("import sys; from grader.course import registry; "
+             "print(registry._may_have_plugins(sys.argv[1:]))")
+    done = subprocess.run([sys.executable, "-c", probe, *map(str, path)], capture_output=True,
+                          text=True, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return {"True\n": True, "False\n": False}[done.stdout]
 
 
 @pytest.mark.parametrize("folder", ["relu_plugin-1.0.dist-info", "Relu_Plugin.egg-info"])
-def test_an_installed_package_adds_an_assignment_by_its_entry_point(bare_path, folder):
-    assert registry._may_have_plugins([str(bare_path)], STANDARD) is False
-    _plugin(bare_path, folder, "relu-plugin")
-    assert registry._may_have_plugins([str(bare_path)], STANDARD) is True
-    assert registry.get("relu_unit").exercise("relu").points == 1
+def test_an_installed_package_adds_an_assignment_by_its_entry_point(tmp_path, folder):
+    assert _bare_interpreter_says(tmp_path) is False
+    _plugin(tmp_path, folder, "relu-plugin")
+    assert _bare_interpreter_says(tmp_path) is True
+    probe = ("from grader.course import registry; "
+             "print(registry.get('relu_unit').exercise('relu').points)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"})
+    assert done.stdout == "1\n", done.stderr
 
 
 def test_entry_points_of_other_groups_bring_no_metadata_reader(tmp_path):
@@ -202,10 +201,10 @@ def test_entry_points_of_other_groups_bring_no_metadata_reader(tmp_path):
     (tmp_path / "other-1.0.dist-info" / "entry_points.txt").write_text(
         "[console_scripts]\nother = other:main\n")
     (tmp_path / "a.zip").write_bytes(b"")
-    assert registry._may_have_plugins([str(tmp_path), str(tmp_path / "gone")], STANDARD) is False
+    assert _bare_interpreter_says(tmp_path, tmp_path / "gone") is False
     # a zip is read inside only by the reader, and so is another finder's distribution
-    assert registry._may_have_plugins([str(tmp_path), str(tmp_path / "a.zip")], STANDARD) is True
-    assert registry._may_have_plugins([str(tmp_path)], [*STANDARD, _OtherFinder()]) is True
+    assert _bare_interpreter_says(tmp_path, tmp_path / "a.zip") is True
+    assert registry._may_have_plugins([str(tmp_path)], [_OtherFinder()]) is True
     assert registry._may_have_plugins([str(tmp_path)], []) is True
 
 
