@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib.util
 import json
 import os
 import shutil
@@ -26,6 +27,29 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run
 CHROMIUM_INSTALL = "apt-get update && apt-get install -y chromium chromium-driver"
 """What installs the browser (Debian's chromium and chromium-driver): a skipped browser test
 says it."""
+INSTALLS = {"torch": 'python3 -m pip install "torch==2.13.0" -e ".[dev,torch]"'}
+"""What installs a module an assignment requires, as README says: a skipped test says it."""
+
+
+def needs(name: str) -> list[pytest.MarkDecorator]:
+    """The marks of a test of assignment `name` (its solutions, references, corpus or
+    misconceptions): skipped, with the command that installs them, where a module that the
+    assignment's code imports (its `requires`: torch for `torch_attention`) is not installed,
+    as in an environment made without the torch extra. The one place that decides it: each
+    test parametrised by assignment takes its marks from here."""
+    missing = [module for module in registry.get(name).requires
+               if importlib.util.find_spec(module) is None]
+    if not missing:
+        return []
+    install = "; ".join(INSTALLS.get(module, f"python3 -m pip install {module}")
+                        for module in missing)
+    return [pytest.mark.skip(reason=f"{name} needs {', '.join(missing)}, which is not "
+                                    f"installed: {install}")]
+
+
+def of_assignment(name: str, *values: object, id: str | None = None) -> object:
+    """A parameter set whose first value is assignment `name`, with its `needs` marks."""
+    return pytest.param(name, *values, marks=needs(name), id=id)
 
 
 WORKERS_PER_CPU = 2

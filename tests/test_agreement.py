@@ -18,11 +18,12 @@ from grader.pipeline import agreement, diagnose, grading, vocabulary
 from grader.pipeline.judging import Context, judgement
 from grader.results import CheckResult, Verdict
 from grader.sandbox.limits import Limits
+from tests.conftest import of_assignment
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
 DECIMAL = re.compile(r"\d\.\d|\d[eE][-+]?\d")
 
-MISTAKES = [pytest.param(name, exercise.name, k, id=f"{name}-{exercise.name}-{mistake.id}")
+MISTAKES = [of_assignment(name, exercise.name, k, id=f"{name}-{exercise.name}-{mistake.id}")
             for name, assignment in sorted(registry.assignments().items())
             for exercise in assignment.exercises
             for k, mistake in enumerate(exercise.misconceptions)]

@@ -562,7 +562,12 @@ print("CHILD", child)
     report = eval(line[len("REPORT "):])  # our own probe's repr
     if os.geteuid() == 0:
         assert report["uid"] >= 2_000_000
-    assert report["repo"] == ["grader"]
+    # Of the repository, the package only; and the interpreter's folder, bound in for the
+    # kernel to run, where the environment was made inside the clone (`.venv`).
+    repo = Path(isolation.PACKAGE_PARENT).resolve()
+    interpreter = {Path(p).resolve().relative_to(repo).parts[0]
+                   for p in (sys.prefix, sys.exec_prefix) if Path(p).resolve().is_relative_to(repo)}
+    assert report["repo"] == sorted({"grader"} | interpreter)
     assert report["solutions"] == report["git"] == "FileNotFoundError"
     assert "CHILD" in result.output  # the escaped child was started, and died with the kernel
     assert own_processes.survivors() == []

@@ -7,7 +7,6 @@ import io
 import json
 import re
 import shutil
-import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +22,7 @@ from grader.pipeline import grading
 from grader.result_json import from_dict
 from grader.sandbox.limits import Limits
 from tests.conftest import ARTIFACTS, ROOT
+from tests.helpers.sqlite_file import opened
 
 FAST = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
 
@@ -334,7 +334,7 @@ def test_a_class_of_one(graded, tmp_path):
     one = tmp_path / "one"
     one.mkdir()
     shutil.copy(graded / FILENAME, one / FILENAME)
-    with sqlite3.connect(one / FILENAME) as db:
+    with opened(one / FILENAME) as db:
         db.execute("DELETE FROM results WHERE student != 'eve'")
     code, _, _ = report_of(one, "--html", str(tmp_path / "c.html"), "--json",
                            str(tmp_path / "c.json"))
@@ -350,7 +350,7 @@ def test_a_gradebook_of_errors_only(graded, tmp_path):
     errors = tmp_path / "errors"
     errors.mkdir()
     shutil.copy(graded / FILENAME, errors / FILENAME)
-    with sqlite3.connect(errors / FILENAME) as db:
+    with opened(errors / FILENAME) as db:
         db.execute("DELETE FROM results WHERE status != 'error'")
     code, _, _ = report_of(errors, "--html", str(tmp_path / "c.html"), "--md",
                            str(tmp_path / "c.md"))
@@ -364,7 +364,7 @@ def test_several_assignments_need_one_named(graded, tmp_path):
     both = tmp_path / "both"
     both.mkdir()
     shutil.copy(graded / FILENAME, both / FILENAME)
-    with sqlite3.connect(both / FILENAME) as db:
+    with opened(both / FILENAME) as db:
         db.execute("UPDATE results SET assignment = 'attention_basics' WHERE student = 'ana'")
     code, _, stderr = report_of(both, "--json", str(tmp_path / "c.json"))
     assert code == 2 and "holds attention_basics, udl_attention: pass --assignment" in stderr
@@ -433,7 +433,7 @@ def test_hostile_names_and_messages_stay_text(tmp_path):
     result = _result([True, False])
     result["cells"] = [{"index": 1, "number": 1, "status": "error", "file": "",
                         "message": "line 1: ValueError: <script>alert(1)</script>"}]
-    with sqlite3.connect(book.path) as db:
+    with opened(book.path) as db:
         for student in ("<img src=x onerror=alert(1)>", "| # heading"):
             db.execute("INSERT INTO results (student, assignment, submission, sha256, status, "
                        "score, max_score, result, graded_at) "

@@ -43,6 +43,7 @@ from grader.pipeline import grading
 from grader.sandbox.limits import Limits  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
 from tests.helpers import classes  # noqa: E402
+from tests.helpers.sqlite_file import opened  # noqa: E402
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5, submission_mb=0.5))
 KILL = b"# this line kills the Dask worker that grades it"
@@ -307,7 +308,7 @@ def _command(folder: Path, out: Path, address: str) -> list[str]:
 
 def _recorded(out: Path) -> int:
     try:
-        with sqlite3.connect(out / "gradebook.sqlite") as db:
+        with opened(out / "gradebook.sqlite") as db:
             return db.execute("SELECT count(*) FROM results").fetchone()[0]
     except sqlite3.Error:
         return 0

@@ -4,7 +4,6 @@ the command line, on gradebooks recorded with submission times."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import datetime, timedelta
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from grader import result_json
 from grader.gradebook import FILENAME, Gradebook, identities
 from tests.helpers.command import run
+from tests.helpers.sqlite_file import opened
 from tests.helpers.term import book, canvas_roster, moodle_roster, result, table
 
 DUE = "2026-03-01T23:59:00-05:00"
@@ -162,7 +162,7 @@ def test_a_dry_run_says_what_would_change_against_the_last_export_and_writes_not
 
 def test_a_stored_result_that_cannot_be_read_back_names_the_gradebook_and_the_fix(tmp_path):
     Gradebook(tmp_path).record("amy", "amy.py", result(5, 5))
-    with sqlite3.connect(tmp_path / FILENAME) as db:
+    with opened(tmp_path / FILENAME) as db:
         db.execute("UPDATE results SET result = '{\"schema\": \"grader.result/1\"}'")
     code, out, err = run("gradebook", "export", "--out", str(tmp_path))
     assert (code, out) == (2, "")
@@ -174,7 +174,7 @@ def test_a_stored_result_that_cannot_be_read_back_names_the_gradebook_and_the_fi
 def test_an_old_gradebook_gains_the_submission_time_column(tmp_path):
     folder = tmp_path / "graded"
     folder.mkdir()
-    with sqlite3.connect(folder / FILENAME) as db:
+    with opened(folder / FILENAME) as db:
         db.execute("CREATE TABLE results (student TEXT NOT NULL, assignment TEXT NOT NULL, "
                    "submission TEXT NOT NULL, sha256 TEXT NOT NULL, status TEXT NOT NULL, "
                    "score REAL NOT NULL, max_score REAL NOT NULL, result TEXT NOT NULL, "

@@ -12,14 +12,20 @@ from grader.pipeline import grading, vocabulary
 from grader.results import CellStatus, CheckStatus, ResultStatus, Verdict
 from grader.sandbox import isolation, zygote
 from grader.sandbox.kernel import KernelTransport
-from tests.conftest import ROOT
+from tests.conftest import ROOT, needs, of_assignment
 from tests.helpers.corpus import CORPUS, EXPECTED, FAST, grade, graded
+
+
+def _needs_of(relative: str) -> list:
+    folder = relative.split("/")[0]
+    return needs(folder) if folder in registry.assignments() else []
 
 
 def by_file(files) -> list:
     """Corpus files as parameters, each in a pytest-xdist group of its own: the tests of one
     file run in one worker, where `graded` grades it once for all of them."""
-    return [pytest.param(relative, marks=pytest.mark.xdist_group(f"corpus:{relative}"))
+    return [pytest.param(relative, marks=[pytest.mark.xdist_group(f"corpus:{relative}"),
+                                          *_needs_of(relative)])
             for relative in sorted(files)]
 
 
@@ -124,7 +130,8 @@ def test_scaled_attention_of_seed002_passes_only_in_the_state_after_its_cell():
     assert late == {"notebook-example", "five-tokens", "large-scores", "one-token"}
 
 
-@pytest.mark.parametrize("name", ["attention_basics", "udl_attention", "torch_attention"])
+@pytest.mark.parametrize("name", [of_assignment(name) for name in
+                                  ["attention_basics", "udl_attention", "torch_attention"]])
 def test_every_solution_scores_full_marks_and_every_stub_zero(name):
     assignment = registry.get(name)
     solution = grading.grade(ROOT / "solutions" / f"{name}.py", assignment, FAST)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import sqlite3
 
 import numpy as np
 import pytest
@@ -27,6 +26,7 @@ from grader.report import html, junit, markdown, terminal
 from grader.results import Verdict
 from grader.sandbox import transport
 from grader.sandbox.limits import Limits
+from tests.helpers.sqlite_file import opened
 
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
 UDL = registry.get("udl_attention")
@@ -134,7 +134,7 @@ def test_the_gradebook_keeps_it_for_the_instructor(tmp_path):
                     "--out", str(tmp_path / "graded"), "--jobs", "1"], out, io.StringIO())
     assert code == 0, out.getvalue()
     six = _digits(UDL.exercise("softmax").case("six-values").inputs()[0])[0]
-    with sqlite3.connect(tmp_path / "graded" / "gradebook.sqlite") as db:
+    with opened(tmp_path / "graded" / "gradebook.sqlite") as db:
         (stored,) = db.execute("SELECT result FROM results").fetchone()
     assert six in json.loads(stored)["hidden_output"]
     reports = [p for p in (tmp_path / "graded").rglob("*") if p.is_file()

@@ -6,7 +6,6 @@ where passing a member over is safe, the rest of the class is still graded."""
 from __future__ import annotations
 
 import os
-import sqlite3
 import stat
 import zipfile
 
@@ -17,6 +16,7 @@ from grader.errors import UsageError
 from grader.ingest import archives
 from tests.helpers.command import run
 from tests.helpers.platforms import RIGHT_MODULE, files_outside, zipped
+from tests.helpers.sqlite_file import opened
 
 GOOD = "lovelaceada_1001_5001_attention.py"
 
@@ -27,7 +27,7 @@ def batch(source, out):
 
 
 def students(out) -> dict[str, float]:
-    with sqlite3.connect(out / gradebook.FILENAME) as db:
+    with opened(out / gradebook.FILENAME) as db:
         return dict(db.execute("SELECT student, score FROM results"))
 
 

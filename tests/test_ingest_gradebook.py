@@ -3,12 +3,12 @@ student's name and platform ids, in a new gradebook and in one from before them.
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime, timedelta, timezone
 
 from grader import gradebook
 from grader.gradebook import identities
 from grader.results import Result, ResultStatus
+from tests.helpers.sqlite_file import opened
 
 OLD_SCHEMA = """CREATE TABLE results (student TEXT NOT NULL, assignment TEXT NOT NULL,
 submission TEXT NOT NULL, sha256 TEXT NOT NULL, status TEXT NOT NULL, score REAL NOT NULL,
@@ -21,7 +21,7 @@ def result() -> Result:
 
 
 def test_an_older_gradebook_gets_the_column_and_keeps_its_rows(tmp_path):
-    with sqlite3.connect(tmp_path / gradebook.FILENAME) as db:
+    with opened(tmp_path / gradebook.FILENAME) as db:
         db.execute(OLD_SCHEMA)
         db.execute("INSERT INTO results VALUES ('bob', 'udl_attention', 'hw.py', 'cd', "
                    "'graded', 4, 10, '{}', '2024-01-01T00:00:00+00:00')")

@@ -4,7 +4,6 @@ user ids), their names and ids, the submission times and the scores in the grade
 from __future__ import annotations
 
 import pickle
-import sqlite3
 import subprocess
 
 import pytest
@@ -24,11 +23,12 @@ from tests.helpers.platforms import (
     moodle_zip,
     zipped,
 )
+from tests.helpers.sqlite_file import opened
 
 
 def recorded(out) -> dict[str, tuple[str, float, str | None]]:
     """student -> (submission, score, submitted_at) as the gradebook has them."""
-    with sqlite3.connect(out / gradebook.FILENAME) as db:
+    with opened(out / gradebook.FILENAME) as db:
         rows = db.execute("SELECT student, submission, score, submitted_at FROM results")
         return {student: (name, score, at) for student, name, score, at in rows}
 

@@ -13,11 +13,12 @@ from grader.course import references, registry
 from grader.course.layout import ENV_PUBLIC, ENV_REFERENCES, ENV_SOLUTIONS, Layout
 from grader.errors import ReferencesError
 from grader.model import Visibility
+from tests.conftest import of_assignment
 
 NAMES = sorted(registry.assignments())
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [of_assignment(name) for name in NAMES])
 def test_stored_references_match_the_solutions(name):
     assert building.verify(registry.get(name)) == []
 

@@ -4,13 +4,13 @@ with the recorded one, prints what changed and saves it as OUT/regrade-<timestam
 from __future__ import annotations
 
 import json
-import sqlite3
 
 from grader import result_json
 from grader.batch import regrade
 from grader.gradebook import FILENAME
 from tests.helpers.classes import small_class
 from tests.helpers.command import run
+from tests.helpers.sqlite_file import opened
 from tests.helpers.term import result
 
 
@@ -48,7 +48,7 @@ def test_batch_force_prints_and_saves_which_grades_changed(tmp_path):
                          str(out), "--jobs", "1")
     assert code == 0 and "regrade" not in first
     # The grade alice had before a fix to the assignment: 2 points and one case less.
-    with sqlite3.connect(out / FILENAME) as db:
+    with opened(out / FILENAME) as db:
         (text,) = db.execute("SELECT result FROM results WHERE student = 'alice'").fetchone()
         before = json.loads(text)
         exercise = before["exercises"][0]

@@ -139,6 +139,17 @@ def test_markdown_escaping_keeps_text_on_one_line():
     assert render.md_escape("a\rb\r\nc\u2028d\x0be\x1b[1m\n# f|g") == "a b c d e\\[1m \\# f\\|g"
 
 
+def test_array_views_are_equal_by_their_cells():
+    copy = ArrayView(VIEW.expected.copy(), VIEW.obtained.copy(), VIEW.mismatched.copy(),
+                     label=VIEW.label)
+    assert copy == VIEW and VIEW == VIEW
+    assert replace(VIEW, obtained=VIEW.expected) != VIEW
+    assert replace(VIEW, expected=VIEW.expected[:1]) != VIEW
+    assert replace(VIEW, label="output") != VIEW
+    nan = replace(VIEW, obtained=np.full((2, 2), np.nan))
+    assert nan == replace(nan, obtained=np.full((2, 2), np.nan))
+
+
 def test_reports_clean_every_string_of_a_result_and_keep_the_rest():
     dirty = result(submission="a\x1b[31m\ud800.ipynb", output="\x07ok\r")
     cleaned = text.clean_fields(dirty)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from grader.errors import SandboxError
 from grader.pipeline import loading
 from grader.results import CellStatus, Verdict
 from grader.sandbox.inside.protocol import Unsupported
@@ -147,3 +148,14 @@ def test_only_the_sandbox_part_of_the_grader_package_is_there(make_submission):
         assert outcome.failure is Verdict.RAISED
         assert outcome.message.startswith("raised ModuleNotFoundError: No module named "
                                           f"'{missing}'"), module
+
+
+def test_a_preload_that_is_not_installed_is_named_with_the_fix(make_submission):
+    """An assignment that requires torch, graded where torch is not installed: the error names
+    the module and the install, not "the interpreter exited"."""
+    with Session(SandboxConfig(Limits(cell_timeout=30), ("no_such_module_here",))) as session, \
+            pytest.raises(SandboxError) as error:
+        session.run(loading.load(make_submission(["x = 1"])))
+    assert str(error.value).startswith(
+        "the sandbox worker did not start: it preloads no_such_module_here, which is not "
+        "installed in this environment (")

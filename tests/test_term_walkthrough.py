@@ -10,7 +10,6 @@ import io
 import json
 import re
 import shlex
-import sqlite3
 
 import pytest
 
@@ -24,6 +23,7 @@ from tests.helpers.platforms import (
     moodle_worksheet,
     moodle_zip,
 )
+from tests.helpers.sqlite_file import opened
 from tests.helpers.term import canvas_roster, moodle_roster
 
 # Who is who in tests/helpers/platforms.py's downloads: ada and alan hand in right work,
@@ -91,7 +91,7 @@ def download(platform: str, here) -> None:
 
 def lower_recorded_score(out, student: str) -> float:
     """The bug: `student`'s first check that earned points lost them; the points lost."""
-    with sqlite3.connect(out / FILENAME) as db:
+    with opened(out / FILENAME) as db:
         (text,) = db.execute("SELECT result FROM results WHERE student = ?",
                              (student,)).fetchone()
         result = json.loads(text)

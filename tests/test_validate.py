@@ -14,6 +14,7 @@ import pytest
 from grader import cli
 from grader.authoring import building, validate
 from grader.course import layout, registry
+from tests.conftest import of_assignment
 
 # Each test reads the registry afresh (it may declare assignments of its own).
 pytestmark = pytest.mark.usefixtures("fresh_registry")
@@ -91,8 +92,8 @@ def test_a_sound_assignment_passes(tmp_path, monkeypatch):
     assert run_validate() == (0, "unit: 1 exercises, 3 cases: no problem found\n")
 
 
-@pytest.mark.parametrize("name", ["attention_basics", "positional_encoding", "torch_attention",
-                                  "udl_attention"])
+@pytest.mark.parametrize("name", [of_assignment(name) for name in [
+    "attention_basics", "positional_encoding", "torch_attention", "udl_attention"]])
 def test_every_assignment_in_the_registry_passes(name):
     code, output = run_validate(name)
     assert (code, output) == (0, output) and output.endswith("no problem found\n"), output

@@ -302,3 +302,12 @@ def test_a_zygote_that_cannot_be_had_leaves_a_confined_fresh_interpreter(monkeyp
     assert "its own PID, network and IPC namespaces" in described  # still confined
     monkeypatch.undo()
     assert _graded_by_default()[:2] == (10.0, "zygote")
+
+
+def test_a_zygote_whose_preload_is_not_installed_says_why():
+    """A preload that is not installed (torch without the torch extra) is a `ZygoteLost`
+    naming the import's error, on which the grader starts a fresh interpreter."""
+    with zygote.Zygotes() as pool, pytest.raises(zygote.ZygoteLost) as lost:
+        pool.client(isolation.offered(), ("no_such_module_here",))
+    assert str(lost.value) == ("the zygote did not start (ModuleNotFoundError: No module named "
+                               "'no_such_module_here')")

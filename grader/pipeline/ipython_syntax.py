@@ -11,7 +11,7 @@ import ast
 import re
 import threading
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 # Linear: an attempt starts only at a line start, and [ \t] cannot match a line break, so no
@@ -115,7 +115,7 @@ class _OnePass:
         the line to go on from); all the rest is settled when nothing more can be done."""
         lines, self.at = self.lines, start
         try:
-            for group in _logical_lines(tokenize.generate_tokens(self._readline)):
+            for group in _logical_lines(_tokens(self._readline)):
                 found = [t for t in (finder.find([group]) for finder in self.finders) if t]
                 if not found:
                     continue
@@ -166,8 +166,23 @@ def _is_help(candidate: Any) -> bool:
     return hasattr(candidate, "q_line")
 
 
+def _tokens(readline: Callable[[], str]) -> Iterator[tokenize.TokenInfo]:
+    """The tokens IPython's `make_tokens_by_line` reads. The IPython that runs on Python
+    3.12 and later reads them through `generate_tokens_catch_errors`, which ends a cell whose
+    tokenizing fails on a known error (an unclosed bracket: "unexpected EOF") with an empty
+    ERRORTOKEN, so that `obj?` on such a cell's last line is not help; an IPython without it
+    (8.12, on 3.11) lets the error end the tokens."""
+    from IPython.utils import tokenutil
+
+    catching = getattr(tokenutil, "generate_tokens_catch_errors", None)
+    if catching is None:
+        return tokenize.generate_tokens(readline)
+    return catching(readline, extra_errors_to_catch=["expected EOF"])  # type: ignore[no-any-return]
+
+
 def _logical_lines(tokens: Iterator[tokenize.TokenInfo]) -> Iterator[list[tokenize.TokenInfo]]:
-    """Tokens grouped by logical line, as IPython's `make_tokens_by_line` groups them."""
+    """Tokens grouped by logical line, as IPython's `make_tokens_by_line` groups them: only
+    operators are brackets (from Python 3.12 on, an f-string's text is tokens of its own)."""
     group: list[tokenize.TokenInfo] = []
     depth = 0
     try:
@@ -176,9 +191,9 @@ def _logical_lines(tokens: Iterator[tokenize.TokenInfo]) -> Iterator[list[tokeni
             if token.type == tokenize.NEWLINE or (token.type == tokenize.NL and depth <= 0):
                 yield group
                 group = []
-            elif token.string in ("(", "[", "{"):
+            elif token.type == tokenize.OP and token.string in ("(", "[", "{"):
                 depth += 1
-            elif token.string in (")", "]", "}"):
+            elif token.type == tokenize.OP and token.string in (")", "]", "}"):
                 depth = max(depth - 1, 0)
     except tokenize.TokenError:
         pass  # the cell ends inside a bracket or a string: IPython looks at what came before

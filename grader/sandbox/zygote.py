@@ -174,8 +174,9 @@ class Client:
         ready = self._receive(timeout=120)
         shutil.rmtree(self.cache, ignore_errors=True)
         if ready is None or ready.get("op") != "ready":
+            said = self._said()  # before `close`, which closes the pipe it reads
             self.close()
-            raise ZygoteLost(f"the zygote did not start ({self._said()})")
+            raise ZygoteLost(f"the zygote did not start ({said})")
         if ready.get("threads") != 1:
             self.close()
             raise ZygoteLost(f"the zygote has {ready.get('threads')} threads after importing "
@@ -185,10 +186,14 @@ class Client:
         self._reader.start()
 
     def _said(self) -> str:
+        """The last line a zygote that failed to start wrote (say, the ImportError of a
+        preloaded library that is not installed), or its exit code. It has forked nothing
+        yet, so once it is gone nothing else holds its stderr open."""
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            pass
+            self.proc.kill()
+            self.proc.wait()
         stderr = self.proc.stderr
         text = stderr.read()[-500:].decode(errors="replace") if stderr else ""
         return text.strip().splitlines()[-1] if text.strip() else f"code {self.proc.poll()}"

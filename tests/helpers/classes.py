@@ -5,11 +5,11 @@ from __future__ import annotations
 import io
 import json
 import shutil
-import sqlite3
 from pathlib import Path
 
 from grader.gradebook import FILENAME
 from tests.conftest import ROOT
+from tests.helpers.sqlite_file import opened
 
 UDL_CORPUS = ROOT / "tests" / "corpus" / "udl_attention"
 
@@ -50,7 +50,7 @@ def small_class(tmp_path: Path) -> Path:
 def normalised(out: Path) -> list[tuple]:
     """The gradebook's rows in `out`, in order, each result's JSON without its duration: two
     batches that graded alike give equal lists."""
-    with sqlite3.connect(out / FILENAME) as db:
+    with opened(out / FILENAME) as db:
         rows = db.execute("SELECT student, assignment, submission, sha256, status, score, "
                           "max_score, result FROM results ORDER BY student, submission").fetchall()
     normal = []

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.helpers.sqlite_file import opened
+
 HEADER = "import numpy as np\n\n\n"
 SIG = "(X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k)"
 ARGS = "X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k"
@@ -362,8 +364,6 @@ def record(submissions: Path, out: Path, assignment: str = "udl_attention",
     no exercise detail), and, with `remember`, where they were read from, as a batch records
     it; without grading anything: the comparison reads only the rows' students, files and
     hashes. Returns the number of rows."""
-    import sqlite3
-
     from grader.batch import finding
     from grader.gradebook import FILENAME, Gradebook, origins
 
@@ -377,7 +377,7 @@ def record(submissions: Path, out: Path, assignment: str = "udl_attention",
                          "duration_s": 0.0})
     rows = [(job.student, assignment, job.relative, job.sha256, "graded", 1.0, 1.0, result,
              "2026-01-01T00:00:00+00:00") for job in sorted(jobs, key=lambda j: j.student)]
-    with sqlite3.connect(out / FILENAME) as db:
+    with opened(out / FILENAME) as db:
         db.executemany("INSERT INTO results (student, assignment, submission, sha256, status, "
                        "score, max_score, result, graded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        rows)
