@@ -12,15 +12,13 @@ it, once every hidden case has been asked (`call`'s `reference`).
 from __future__ import annotations
 
 import functools
-import importlib.util
-import sys
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from grader.errors import IsolationError, SandboxError
 from grader.results import CellResult, CellStatus, Verdict
-from grader.sandbox import isolation
+from grader.sandbox import isolation, not_started
 from grader.sandbox.inside.protocol import Reply
 from grader.sandbox.limits import CappedOutput, Engine, Limits, OnError
 from grader.sandbox.outcomes import CallOutcome, outcome_of
@@ -156,15 +154,7 @@ class Session:
             reply = self._hello()
         except WorkerLost as lost:
             self.transport.stop()
-            missing = _not_installed(self.config.preload)
-            if missing:
-                raise SandboxError(
-                    f"the sandbox worker did not start: it preloads {', '.join(missing)}, which "
-                    f"is not installed in this environment ({sys.prefix}); install it there "
-                    "(torch: `python3 -m pip install \"torch==2.13.0\" -e \".[torch]\"`)"
-                ) from None
-            raise SandboxError(f"the sandbox worker did not start ({lost.message}); run "
-                               "`grade doctor` to see what this machine allows") from None
+            raise SandboxError(not_started.why(self.config.preload, lost.message)) from None
         self._accept(reply, confined)
 
     def _adopt(self, spare: Spare) -> bool:
@@ -397,9 +387,3 @@ class Session:
 def _exec_request(cell: Cell, index: int, timeout: float) -> dict[str, Any]:
     return {"op": "exec", "cell": cell.index, "stmt": index, "source": cell.source,
             "timeout": timeout}
-
-
-def _not_installed(modules: tuple[str, ...]) -> list[str]:
-    """The modules of a preload that this interpreter, the worker's, cannot import: a worker
-    that preloads them dies before it says hello, and that is why."""
-    return [name for name in modules if importlib.util.find_spec(name.split(".")[0]) is None]
