@@ -36,6 +36,9 @@ PRACTICE = "practice"
 example, but at other sizes than the example's, drawn as the hidden cases are from a seed of
 its own, so that a function that only works at the notebook's sizes fails a check students
 can run. Reports label it "public, no points": the notebook shows no such example."""
+PRACTICE_NOTE = "other sizes than the notebook's example, worth no points"
+"""The practice case's note, which reports show beside it."""
+
 
 
 # --------------------------------------------------------------------------- assignments

@@ -26,13 +26,13 @@ from grader.assignments.variants import (
 from grader.assignments.variants import (
     softmax as stable_softmax,
 )
-from grader.model import Assignment, Case, Exercise, Visibility
+from grader.model import PRACTICE_NOTE, Assignment, Case, Exercise, Visibility
 
 PUBLIC = Visibility.PUBLIC
 # A practice case is drawn as the hidden cases are, from another seed, at sizes that neither
 # the notebook's example nor a hidden case has: a function that takes a size from the
 # notebook (a global, a written number) fails it before hand-in.
-PRACTICE = "other sizes than the notebook's example, worth no points"
+PRACTICE = PRACTICE_NOTE
 # Scores near 1,500 keep only about 4 significant digits of their differences in float32, so
 # the large-scores cases compare loosely: they test overflow, not precision, and a scale or a
 # softmax mistake still moves the weights by far more.

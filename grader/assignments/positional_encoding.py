@@ -22,13 +22,13 @@ from grader.assignments.variants import (
     uniform_weights,
 )
 from grader.assignments.variants import softmax as stable_softmax
-from grader.model import Assignment, Case, Exercise, Visibility
+from grader.model import PRACTICE_NOTE, Assignment, Case, Exercise, Visibility
 
 PUBLIC = Visibility.PUBLIC
 # A practice case is drawn as the hidden cases are, from another seed, at sizes that neither
 # the notebook's example nor a hidden case has: a function that takes a size from the
 # notebook (a global, a written number) fails it before hand-in.
-PRACTICE = "other sizes than the notebook's example, worth no points"
+PRACTICE = PRACTICE_NOTE
 POSITION_ZERO = ("one position: position 0 is [0, 1, 0, 1, ...] whatever the frequencies, so "
                  "a wrong base cannot be told apart there; worth no points")
 ONE_TOKEN = ("one token: checks that N = 1 works, worth no points, since any attention over a "

@@ -15,13 +15,13 @@ from grader.assignments.variants import (
     uniform_weights,
 )
 from grader.assignments.variants import softmax as stable_softmax
-from grader.model import Assignment, Case, Exercise, Visibility
+from grader.model import PRACTICE_NOTE, Assignment, Case, Exercise, Visibility
 
 PUBLIC = Visibility.PUBLIC
 # A practice case is drawn as the hidden cases are, from another seed, at sizes that neither
 # the notebook's example nor a hidden case has: a function that takes a size from the
 # notebook (a global, a written number) fails it before hand-in.
-PRACTICE = "other sizes than the notebook's example, worth no points"
+PRACTICE = PRACTICE_NOTE
 
 # Seed 000's input: three words with 4-dimensional embeddings.
 SEED000_X = [[0.2, 0.8, 0.5, 0.1], [0.9, 0.4, 0.7, 0.3], [0.5, 0.1, 0.2, 0.9]]

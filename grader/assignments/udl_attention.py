@@ -24,7 +24,7 @@ from grader.assignments.variants import (
 from grader.assignments.variants import (
     softmax as stable_softmax,
 )
-from grader.model import Assignment, Case, Exercise, Visibility
+from grader.model import PRACTICE_NOTE, Assignment, Case, Exercise, Visibility
 
 PUBLIC = Visibility.PUBLIC
 ONE_TOKEN = ("one token: checks that N = 1 works, worth no points, since any attention over a "
@@ -36,7 +36,7 @@ ONE_ELEMENT = ("one element: checks that a single value works, worth no points, 
 # A practice case is drawn as the hidden cases are, from another seed, at sizes that neither
 # the notebook's example nor a hidden case has: a function that takes a size from the
 # notebook (a global such as H_D, a written `/ 2`) fails it before hand-in.
-PRACTICE = "other sizes than the notebook's example, worth no points"
+PRACTICE = PRACTICE_NOTE
 STABILITY = ("advice, worth no points: values in the thousands overflow exp() unless the "
              "maximum is subtracted")
 # Columns are tokens: X' has one column per token, one row per feature.

@@ -23,7 +23,7 @@ from grader.authoring.files import signature
 from grader.authoring.master import Master, definitions, solved
 from grader.errors import SpecError
 from grader.model import PRACTICE as PRACTICE_NAME
-from grader.model import Inputs
+from grader.model import PRACTICE_NOTE, Inputs
 
 STAMP = "# grade assign skeleton, sha256 "
 MARKER = "# grade assign: could not infer"
@@ -36,7 +36,7 @@ PRACTICE_SEED = 101
 """The seed of each exercise's practice case: drawn as its hidden cases are, from a seed none
 of them has, and public, so that a function that only works at the notebook's sizes fails a
 check the student can run."""
-PRACTICE = "other sizes than the notebook's example, worth no points"
+PRACTICE = PRACTICE_NOTE
 MAX_LITERAL = 400
 """Largest array written out as a literal; a bigger one needs a seeded generator."""
 
