@@ -112,12 +112,15 @@ def local(tmp_path_factory):
 
 
 @pytest.fixture
-def two_workers(cluster):
-    """The cluster, its two workers back (a test may have killed one)."""
-    address, client = cluster
-    client.wait_for_workers(2, timeout=120)
-    yield address, client
-    client.wait_for_workers(2, timeout=120)
+def own_cluster():
+    """A LocalCluster like `cluster`, for one test that kills its workers: waiting for the
+    shared cluster's nannies to bring a killed worker back took more than 120 s on a busy
+    machine, and failed the tests after it."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0",
+                                  silence_logs=logging.CRITICAL) as local, \
+            distributed.Client(local) as client:
+        yield local.scheduler_address, client
 
 
 def test_a_batch_on_local_workers_records_what_a_local_batch_does(local, tmp_path):
@@ -159,9 +162,9 @@ class WatchZygotes(classes.Terminal):
         return super().write(text)
 
 
-def test_rows_and_reports_equal_a_local_batch(local, two_workers, tmp_path, monkeypatch):
+def test_rows_and_reports_equal_a_local_batch(local, cluster, tmp_path, monkeypatch):
     folder, expected, written = local
-    address, client = two_workers
+    address, client = cluster
     # The client needs no references: the workers have them. (A nanny here would start a
     # worker in this environment: none is restarted in this test.)
     monkeypatch.setenv("GRADER_REFERENCES", str(tmp_path / "nowhere"))
@@ -210,9 +213,9 @@ class KillWhenFirstRecorded(io.StringIO):
         return super().write(text)
 
 
-def test_a_worker_killed_mid_batch_loses_no_result(local, two_workers, tmp_path):
+def test_a_worker_killed_mid_batch_loses_no_result(local, own_cluster, tmp_path):
     folder, expected, _ = local
-    address, client = two_workers
+    address, client = own_cluster
     progress = KillWhenFirstRecorded(client)
     summary = grade(folder, tmp_path / "out", address, progress)
     assert progress.killed is not None, "no worker was grading when the first result came"
@@ -279,9 +282,9 @@ class Killer(distributed.WorkerPlugin):
         grading.grade = self.real
 
 
-def test_a_submission_that_kills_its_worker_twice_is_an_error(local, two_workers, tmp_path):
+def test_a_submission_that_kills_its_worker_twice_is_an_error(local, own_cluster, tmp_path):
     folder, expected, _ = local
-    address, client = two_workers
+    address, client = own_cluster
     killer = tmp_path / "submissions"
     shutil.copytree(folder, killer)
     (killer / "mallory_udl.py").write_bytes(KILL + b"\n" + (folder / "carol_udl.py").read_bytes())
@@ -315,9 +318,9 @@ def _recorded(out: Path) -> int:
 
 
 def test_the_client_killed_mid_batch_and_started_again_grades_only_what_is_missing(
-        local, two_workers, tmp_path):
+        local, cluster, tmp_path):
     folder, expected, _ = local
-    address, _ = two_workers
+    address, _ = cluster
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     client = subprocess.Popen(_command(folder, out, address), stdout=subprocess.DEVNULL,
@@ -345,8 +348,8 @@ def set_env(name: str, value: str | None) -> None:
         os.environ[name] = value
 
 
-def test_missing_references_on_a_worker_stop_the_batch_naming_it(two_workers, tmp_path):
-    address, client = two_workers
+def test_missing_references_on_a_worker_stop_the_batch_naming_it(cluster, tmp_path):
+    address, client = cluster
     folder = classes.small_class(tmp_path)
     nowhere = tmp_path / "nowhere"
     client.run(set_env, "GRADER_REFERENCES", str(nowhere))
