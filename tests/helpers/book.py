@@ -67,15 +67,8 @@ def multihead_scaled_self_attention(X, omega_v1, omega_q1, omega_k1, beta_v1, be
   return omega_c @ np.vstack([omega_v1 @ X + beta_v1, omega_v2 @ X + beta_v2])
 '''
 
-# 12_2 filled in: multi-head right; it also pastes an older, unscaled attention, as students
-# do when they copy cells across, which must not cost the better one in 12_1.
-PART_2 = [BOOK_SETUP, BOOK_SOFTMAX_COLS, '''def scaled_dot_product_self_attention(X,omega_v,
-    omega_q, omega_k, beta_v, beta_q, beta_k):
-  V = beta_v + omega_v @ X
-  Q = beta_q + omega_q @ X
-  K = beta_k + omega_k @ X
-  return V @ softmax_cols(K.T @ Q)
-''', '''def multihead_scaled_self_attention(X,omega_v1, omega_q1, omega_k1,
+# The book's multi-head attention, written right, as a student of the book writes it.
+MULTIHEAD_CELL = '''def multihead_scaled_self_attention(X,omega_v1, omega_q1, omega_k1,
     beta_v1, beta_q1, beta_k1,
     omega_v2, omega_q2, omega_k2, beta_v2, beta_q2, beta_k2, omega_c):
   heads = []
@@ -87,4 +80,14 @@ PART_2 = [BOOK_SETUP, BOOK_SOFTMAX_COLS, '''def scaled_dot_product_self_attentio
     heads.append(V @ softmax_cols(K.T @ Q / np.sqrt(Q.shape[0])))
   X_prime = omega_c @ np.vstack(heads)
   return X_prime
-''']
+'''
+
+# 12_2 filled in: multi-head right; it also pastes an older, unscaled attention, as students
+# do when they copy cells across, which must not cost the better one in 12_1.
+PART_2 = [BOOK_SETUP, BOOK_SOFTMAX_COLS, '''def scaled_dot_product_self_attention(X,omega_v,
+    omega_q, omega_k, beta_v, beta_q, beta_k):
+  V = beta_v + omega_v @ X
+  Q = beta_q + omega_q @ X
+  K = beta_k + omega_k @ X
+  return V @ softmax_cols(K.T @ Q)
+''', MULTIHEAD_CELL]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from tests.helpers.book import BOOK_SETUP, BOOK_SOFTMAX_COLS
+from tests.helpers.book import BOOK_SETUP, BOOK_SOFTMAX_COLS, MULTIHEAD_CELL
 
 SOFTMAX_STABLE = '''def softmax(items_in):
   items_out = np.exp(items_in - np.max(items_in))
@@ -50,19 +50,6 @@ MISTAKES = {
     "own-unstable": {**RIGHT, "weights": "np.exp(dot_products) / np.sum(np.exp(dot_products), "
                      "axis=0, keepdims=True)"},
 }
-MULTIHEAD_CELL = '''def multihead_scaled_self_attention(X,omega_v1, omega_q1, omega_k1,
-    beta_v1, beta_q1, beta_k1,
-    omega_v2, omega_q2, omega_k2, beta_v2, beta_q2, beta_k2, omega_c):
-  heads = []
-  for ov, oq, ok, bv, bq, bk in ((omega_v1, omega_q1, omega_k1, beta_v1, beta_q1, beta_k1),
-                                 (omega_v2, omega_q2, omega_k2, beta_v2, beta_q2, beta_k2)):
-    V = bv + ov @ X
-    Q = bq + oq @ X
-    K = bk + ok @ X
-    heads.append(V @ softmax_cols(K.T @ Q / np.sqrt(Q.shape[0])))
-  X_prime = omega_c @ np.vstack(heads)
-  return X_prime
-'''
 PRINT_CHECK = '''np.random.seed(0)
 omega_q = np.random.normal(size=(D,D))
 omega_k = np.random.normal(size=(D,D))
