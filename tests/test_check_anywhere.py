@@ -20,7 +20,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -32,10 +31,11 @@ from tests.helpers import course as made
 from tests.helpers.carried import carried_bundle, with_bundle
 from tests.helpers.command import run as grade
 from tests.helpers.course import MISTAKES, NAME, RIGHT, STUDENT
+from tests.helpers.environments import venv_of
 
-# Making the venv (pip, from the local wheels or PyPI) takes minutes on a busy machine; the
-# first test to use it waits for it.
-pytestmark = pytest.mark.timeout(1200)
+# The four ways run 9 notebooks in two kernels each and grade them twice: minutes on a busy
+# machine, which the first test waits for.
+pytestmark = pytest.mark.timeout(900)
 EXERCISES = ("scaled_scores", "attend")
 VERDICTS = '''import json, pathlib
 from grader import selfcheck
@@ -120,14 +120,10 @@ def course(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="session")
 def venv(tmp_path_factory) -> Path:
-    """A fresh venv with numpy, ipykernel and nbclient, and nothing of the grader."""
+    """A fresh venv with numpy, ipykernel and nbclient (and what they need), as installed
+    here, and nothing of the grader (`tests.helpers.environments.venv_of`)."""
     where = tmp_path_factory.mktemp("venv") / "student"
-    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True, timeout=300)
-    python = where / "bin" / "python"
-    done = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-compile", "numpy",
-                           "ipykernel", "nbclient"], capture_output=True, text=True,
-                          timeout=900, env=_student_env())
-    assert done.returncode == 0, done.stderr
+    python = venv_of(where, ["numpy", "ipykernel", "nbclient"])
     probe = subprocess.run([str(python), "-c", "import importlib.util as u; print("
                             "[u.find_spec(n) is None for n in ('grader', 'rich', 'jinja2')])"],
                            capture_output=True, text=True, env=_student_env(), timeout=60,

@@ -38,6 +38,7 @@ from packaging.utils import canonicalize_name
 from grader.sandbox import isolation
 from tests import leakscan
 from tests.conftest import ROOT
+from tests.helpers.environments import venv_of
 from tests.helpers.scanning import (
     hidden_needles,
     locked_folders,
@@ -87,39 +88,6 @@ def scanner(known) -> Path:
     path.chmod(0o644)
     yield path
     shutil.rmtree(folder, ignore_errors=True)
-
-
-def _needed() -> list[metadata.Distribution]:
-    """The distributions the grader needs to run (pyproject.toml's dependencies, extras left
-    out), and what they need in turn, as installed in this environment."""
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    found: dict[str, metadata.Distribution] = {}
-    todo = [Requirement(requirement) for requirement in project["dependencies"]]
-    while todo:
-        requirement = todo.pop()
-        key = canonicalize_name(requirement.name)
-        if key in found or (requirement.marker and not requirement.marker.evaluate({"extra": ""})):
-            continue
-        found[key] = metadata.distribution(requirement.name)
-        todo += [Requirement(line) for line in found[key].requires or []]
-    return list(found.values())
-
-
-def _install_from_here(distributions: list[metadata.Distribution], site: Path) -> None:
-    """Put these installed distributions, files and metadata, into another environment's
-    site-packages: hard links where the file system allows, copies where not. The sandbox binds
-    an interpreter's own site-packages, so a path added by a .pth file would not do."""
-    for distribution in distributions:
-        for file in distribution.files or []:
-            source = Path(str(distribution.locate_file(file)))
-            if ".." in file.parts or not source.is_file():
-                continue  # scripts in bin/, and what RECORD lists but was never written
-            target = site / file
-            target.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                os.link(source, target)
-            except OSError:  # another file system
-                shutil.copy2(source, target)
 
 
 def _unmet_build_requirements() -> list[str]:
@@ -177,12 +145,8 @@ def wheel_python(tmp_path_factory) -> Path:
                     ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
                     "--no-build-isolation", "-w", str(folder / "dist"), str(source)], check=True)
-    subprocess.run([sys.executable, "-m", "venv", str(folder / "venv")], check=True)
-    python = folder / "venv" / "bin" / "python"
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; "
-                                "print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip())
-    _install_from_here(_needed(), site)
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    python = venv_of(folder / "venv", project["dependencies"], pip=True)
     wheel = next((folder / "dist").glob("attention_grader-*.whl"))
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
                     str(wheel)], check=True)
