@@ -23,7 +23,7 @@ from grader.results import Verdict
 from grader.sandbox import isolation
 from grader.sandbox.inside import settings
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import SandboxConfig, Session
+from grader.sandbox.session import Engine, SandboxConfig, Session
 from tests.helpers.corpus import CORPUS
 
 RIGHT = "np.exp(x - x.max()) / np.exp(x - x.max()).sum()"
@@ -135,6 +135,19 @@ def test_a_pure_function_shares_one_process_and_answers_the_same(make_submission
     for one, other in zip(shared, alone, strict=True):
         np.testing.assert_array_equal(one.value, other.value)
     assert float(shared[0].value.sum()) == pytest.approx(1.0)
+
+
+def test_calls_share_a_process_in_a_jupyter_kernel_too(make_submission):
+    """`--engine kernel` shares as the fast engine does, where each call had a fork of its
+    own: the picture imported numpy.random (which the kernel had not) as it read numpy's
+    random state, so each picture differed from the one before; the kernel's shell, reached
+    through `get_ipython` (here kept in a global too), was too large to picture; and `Out`
+    held a long list that a cell showed (followed, more objects than a picture takes). They
+    are pictured by identity (`state.KERNEL_MODULES`)."""
+    setup = "ip = get_ipython()\n[[i] for i in range(60_000)]\nassert len(Out) == 1, Out.keys()"
+    shared = three_calls(make_submission, source(setup, "True", "pass"), engine=Engine.KERNEL)
+    assert [o.reused for o in shared] == [False, True, True]
+    assert float(shared[2].value.sum()) == pytest.approx(1.0)
 
 
 @pytest.fixture

@@ -31,8 +31,9 @@ What is too large to picture within `MAX_NODES` objects, `MAX_BYTES` of array da
 `settings.MAX_FILES` files gives no picture (None): then every call gets a fresh fork, as if
 nothing could be checked. What is not pictured (containers inside a library's modules changed
 in place, an attribute replaced in a module the notebook never names, C-level state other
-than the random generators, the checking code itself) is what a shared process could carry;
-SECURITY.md says why that cannot earn a student a point.
+than the random generators, the checking code itself, and in a Jupyter kernel what is changed
+in place inside its shell and its records of the cells, `KERNEL_MODULES`) is what a shared
+process could carry; SECURITY.md says why that cannot earn a student a point.
 
 Runs inside the call process: it imports nothing of the grader's but this package.
 """
@@ -57,6 +58,13 @@ WATCHED_MODULES = ("builtins", "sys", "os", "math", "random", "functools", "nump
                    "numpy.random", "numpy.linalg", "torch", "torch.nn",
                    "torch.nn.functional")
 """Modules pictured whether or not the notebook names them."""
+KERNEL_MODULES = ("IPython.", "ipykernel.")
+"""Where the classes of a Jupyter kernel's own objects live (`--engine kernel`). The kernel
+puts its shell and its records of the cells in the notebook's globals (`get_ipython`, `exit`,
+`In`, `Out`, `_`, `_5`, `_i5`..., the names IPython hides from `%who`): these are pictured by
+identity, as is any object of these modules, not followed. Followed, the shell is tens of
+thousands of objects (over `MAX_NODES`: every call would get a fork of its own) and `Out`
+holds every output a cell showed (a long list shown once: 0.2 s a picture)."""
 _IMMUTABLE = frozenset({
     type(None), bool, int, float, complex, str, bytes, range, type(Ellipsis), types.CodeType,
     types.BuiltinFunctionType, types.GetSetDescriptorType, types.MemberDescriptorType,
@@ -76,11 +84,23 @@ def digest(namespace: dict[str, Any]) -> Hashable | None:
     it is too large to take (then no two calls may share a process)."""
     try:
         walker = _Walker()
-        walker.visit(namespace)
-        return (tuple(walker.out), _modules(walker.modules), settings.interpreter(),
-                settings.files())
+        walker.visit_globals(namespace, _kernel_records(namespace))
+        # The interpreter first: reading numpy's random state imports numpy.random, a lazy
+        # submodule, which the modules' picture must already hold (a Jupyter kernel has not
+        # imported it: each picture would differ from the one before).
+        interpreter = settings.interpreter()
+        return tuple(walker.out), _modules(walker.modules), interpreter, settings.files()
     except Exception:  # too large, too deep, or an object whose attributes raise
         return None
+
+
+def _kernel_records(namespace: dict[str, Any]) -> frozenset[str]:
+    """The names a Jupyter kernel's shell keeps for itself in the globals (none outside a
+    kernel: the fast engine's `get_ipython` is its own)."""
+    shell = getattr(namespace.get("get_ipython"), "__self__", None)
+    if not type(shell).__module__.startswith(KERNEL_MODULES):
+        return frozenset()
+    return frozenset(getattr(shell, "user_ns_hidden", ()))
 
 
 class _Walker:
@@ -119,6 +139,20 @@ class _Walker:
         else:
             self.visit_other(value, kind)
 
+    def visit_globals(self, namespace: dict[str, Any], records: frozenset[str]) -> None:
+        """The notebook's globals, as `visit` would, but with the `records` by identity."""
+        if not records:
+            self.visit(namespace)
+            return
+        self.seen.add(id(namespace))
+        self.out += [id(namespace), len(namespace)]
+        for key, value in list(namespace.items()):
+            self.visit(key)
+            if key in records:
+                self.out.append(id(value))
+            else:
+                self.visit(value)
+
     def visit_all(self, values: Iterable[Any]) -> None:
         for item in list(values):
             self.visit(item)
@@ -137,6 +171,8 @@ class _Walker:
             self.out += [value._version, tuple(value.shape), str(value.dtype),
                          value.data_ptr() if hasattr(value, "data_ptr") else 0]
             self.visit(getattr(value, "__dict__", None))
+        elif module.startswith(KERNEL_MODULES):
+            pass  # the kernel's own shell, by identity (appended in `visit`)
         elif isinstance(value, types.FunctionType):
             self.function(value)
         elif isinstance(value, types.MethodType):
