@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import base64
 import binascii
+import functools
 import io
 import json
 import re
@@ -36,6 +37,7 @@ SHORTEST = 10
 """A solution line shorter than this (`return x`) stands anywhere, and is not looked for."""
 _BASE64 = re.compile(r"[A-Za-z0-9+/\r\n]{16,}={0,2}")
 _PROMPTS = re.compile(r"^(?:#+|>>>|\.\.\.|\s)+")
+_SPACE = re.compile(r"\s+")
 _OPENERS = ("#", "import ", "from ", '"""', "'''", "def ", "class ", "@")
 
 
@@ -80,11 +82,25 @@ def _found(text: str, lines: frozenset[str]) -> str | None:
     for marker in MARKERS:
         if marker in text:
             return f"a solution marker ({marker})"
-    for line in text.splitlines() if lines else ():
+    if not lines:
+        return None
+    shortest, starts = _starts(lines)
+    for line in text.splitlines():
         code = _code(line)
-        if _normal(code) in lines:
+        # `_normal(code)` is a start of `code` without its white space: a line that starts
+        # with no secret's first characters is no secret, and is not tokenized (a release
+        # carries tens of thousands of lines of base64 and bundled code).
+        if _SPACE.sub("", code)[:shortest] in starts and _normal(code) in lines:
             return f"a line of the solution ({code[:60]})"
     return None
+
+
+@functools.lru_cache(maxsize=8)
+def _starts(lines: frozenset[str]) -> tuple[int, frozenset[str]]:
+    """The length of the shortest of `lines`, and each line's first characters of that
+    length."""
+    shortest = min(map(len, lines))
+    return shortest, frozenset(line[:shortest] for line in lines)
 
 
 def _normal(line: str) -> str:
@@ -98,7 +114,7 @@ def _normal(line: str) -> str:
         line = line[:end]
     except (tokenize.TokenError, SyntaxError, IndentationError):
         pass  # not a whole line of code (an open bracket): compared as it is
-    return re.sub(r"\s+", "", line)
+    return _SPACE.sub("", line)
 
 
 def _code(line: str) -> str:
