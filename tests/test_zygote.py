@@ -102,19 +102,32 @@ print("processes", sorted(int(p) for p in os.listdir("/proc") if p.isdigit()))
     assert 1 <= len(spares.waiting()) <= READY_PER_KIND
 
 
-def _members(namespace: str, grace: float = 5.0) -> list[int]:
+def _members(namespace: str, grace: float = 30.0) -> list[int]:
+    """The live processes of PID namespace `namespace`, once they are gone or `grace` seconds
+    have passed: the kernel kills a namespace's members when its first process dies, in its
+    own time on a busy machine. A zombie has died: it is not counted (whoever it was
+    reparented to reaps it when it next waits)."""
     deadline = time.monotonic() + grace
     while True:
         found = []
         for pid in processes():
             try:
-                if os.readlink(f"/proc/{pid}/ns/pid") == namespace:
+                if os.readlink(f"/proc/{pid}/ns/pid") == namespace and not _dead(pid):
                     found.append(pid)
             except OSError:
                 pass
         if not found or time.monotonic() > deadline:
             return found
         time.sleep(0.1)
+
+
+def _dead(pid: int) -> bool:
+    """Whether process `pid` is a zombie, or gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as stream:
+            return stream.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
 
 
 def _parent(pid: int) -> int:
