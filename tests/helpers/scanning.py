@@ -7,14 +7,19 @@ the sandbox as a submission, so it holds only what the standard library and nump
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import glob
 import json
+import os
 import stat
 import tempfile
 from collections.abc import Iterator
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+from packaging.utils import canonicalize_name
 
 from grader.course import references, registry
 from grader.course.layout import Layout
@@ -205,3 +210,34 @@ def scan(folder: Path, assignment: Assignment) -> leakscan.Scan:
     assert needles and lines and texts  # there is something to find
     return leakscan.main(needles, lines, top=str(folder), texts=texts, markers=MARKERS,
                          deep=True)
+
+
+OURS = "attention-grader"
+"""The grader's own distribution: its installed files are searched, never vouched for."""
+
+
+def installed_files(sites: list[str]) -> dict[str, tuple[str, bytes]]:
+    """The files that packages installed, each path with its hash as the package recorded it
+    (`leakscan.Scan`'s `vouched`): every distribution's RECORD in the folders `sites` but the
+    grader's own, and Debian's md5sums (`/lib/...` also as `/usr/lib/...`, where /lib is a
+    link to it)."""
+    found: dict[str, tuple[str, bytes]] = {}
+    for distribution in metadata.distributions(path=sites):
+        if canonicalize_name(distribution.metadata["Name"] or "") == OURS:
+            continue
+        for file in distribution.files or []:
+            if file.hash is None or file.hash.mode != "sha256":
+                continue
+            path = os.path.normpath(str(distribution.locate_file(file)))
+            found[path] = ("sha256", base64.urlsafe_b64decode(file.hash.value + "=="))
+    for listing in glob.glob("/var/lib/dpkg/info/*.md5sums"):
+        with open(listing, encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                digest, _, relative = line.rstrip("\n").partition("  ")
+                if len(digest) != 32 or not relative:
+                    continue
+                path = "/" + relative
+                found[path] = ("md5", bytes.fromhex(digest))
+                if path.startswith("/lib/"):
+                    found["/usr" + path] = found[path]
+    return found
