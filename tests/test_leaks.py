@@ -8,9 +8,10 @@ user created here. The same scan run on the project itself, outside the sandbox,
 three kinds of leak: the scan can fail.
 
 What the sandbox shows is mostly the same files four times (the interpreter, its packages,
-the system's libraries): they are read once, here, outside the sandbox (`known`), and each
-scan inside reads only the files it finds that this reading did not find clean, and opens
-the others to count them (`tests/leakscan.py` says how a file is known to be the same).
+the system's libraries): they are read once, here, outside the sandbox (`known`; a file that
+is as its package installed it is hashed, not searched), and each scan inside reads only the
+files it finds that this reading did not find clean, and opens the others to count them
+(`tests/leakscan.py` says how a file is known to be the same).
 """
 
 from __future__ import annotations
