@@ -13,7 +13,7 @@ from grader.results import CellStatus, CheckStatus, ResultStatus, Verdict
 from grader.sandbox import isolation, zygote
 from grader.sandbox.kernel import KernelTransport
 from tests.conftest import ROOT, needs, of_assignment
-from tests.helpers.corpus import CORPUS, EXPECTED, FAST, grade, graded
+from tests.helpers.corpus import CORPUS, EXPECTED, FAST, grade, graded, hidden_numbers
 
 
 def _needs_of(relative: str) -> list:
@@ -39,6 +39,14 @@ def test_corpus_scores_and_cells(relative):
     # On the default path, the zygote (#11), never a silent fallback to a fresh interpreter.
     assert result.worker == ("zygote" if isolation.offered().namespaces else "fresh"), \
         result.isolation
+
+
+@pytest.mark.parametrize("relative", by_file(set(EXPECTED) - {
+    relative for relative in EXPECTED if "fault_" in relative}))
+def test_no_hidden_check_of_the_corpus_says_a_number(relative):
+    """Issue #10, on the grading each corpus file gets once (`tests/test_hidden_feedback.py`
+    says why, and asserts it for more wrong answers)."""
+    assert hidden_numbers(graded(relative)) == []
 
 
 def test_memory_hog_is_stopped_by_the_memory_limit():

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+import re
 
 from grader.course import registry
+from grader.model import Visibility
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits
 from tests.conftest import ROOT
@@ -52,3 +54,21 @@ def graded(relative: str) -> grading.Result:
     """`grade(relative)` with `FAST`, done once per run: a result is frozen, so the tests that
     read the same file's grading share one."""
     return grade(relative)
+
+
+# A number computed from a hidden case, said in its feedback (issue #10,
+# `tests/test_hidden_feedback.py`): decimals and exponents, not a line number or a shape.
+DECIMAL = re.compile(r"\d\.\d|\d[eE][-+]?\d|\binf\b|\bnan\b")
+
+
+def hidden_failures_of(result: grading.Result) -> list[tuple[str, str]]:
+    """(check, what it says) for every failing hidden check of a result."""
+    return [(f"{exercise.name}/{check.name}",
+             check.message + " " + (check.diagnosis.message if check.diagnosis else ""))
+            for exercise in result.exercises for check in exercise.checks
+            if check.visibility is Visibility.HIDDEN and not check.passed]
+
+
+def hidden_numbers(result: grading.Result) -> list[tuple[str, str]]:
+    """The failing hidden checks of a result that say a number."""
+    return [(check, said) for check, said in hidden_failures_of(result) if DECIMAL.search(said)]
