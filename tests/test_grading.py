@@ -29,6 +29,12 @@ def by_file(files) -> list:
             for relative in sorted(files)]
 
 
+def on_file(relative: str) -> pytest.MarkDecorator:
+    """A test that reads `graded(relative)`, in the pytest-xdist group of that file's tests
+    (`by_file`): the file is graded once for them all, not again in another worker."""
+    return pytest.mark.xdist_group(f"corpus:{relative}")
+
+
 @pytest.mark.parametrize("relative", by_file(EXPECTED))
 def test_corpus_scores_and_cells(relative):
     score, cells = EXPECTED[relative]
@@ -49,17 +55,20 @@ def test_no_hidden_check_of_the_corpus_says_a_number(relative):
     assert hidden_numbers(graded(relative)) == []
 
 
+@on_file("attention_basics/fault_memory_hog.ipynb")
 def test_memory_hog_is_stopped_by_the_memory_limit():
     result = graded("attention_basics/fault_memory_hog.ipynb")
     assert "MemoryError" in result.problem_cells[0].message
 
 
+@on_file("attention_basics/fault_print_flood.ipynb")
 def test_print_flood_is_capped():
     result = graded("attention_basics/fault_print_flood.ipynb")
     assert len(result.output) < FAST.limits.output_bytes + 200
     assert result.output.endswith("more bytes of output were dropped")
 
 
+@on_file("attention_basics/fault_os_exit.ipynb")
 def test_fake_score_printed_before_os_exit_changes_nothing():
     result = graded("attention_basics/fault_os_exit.ipynb")
     assert "Score: 10/10 All tests passed" in result.output
@@ -67,6 +76,7 @@ def test_fake_score_printed_before_os_exit_changes_nothing():
     assert "only this statement was lost" in result.problem_cells[0].message
 
 
+@on_file("attention_basics/fault_self_sigterm.ipynb")
 def test_a_statement_that_sends_itself_sigterm_is_killed_by_it():
     # The worker is PID 1 of its namespace, which the signal would leave running.
     result = graded("attention_basics/fault_self_sigterm.ipynb")
@@ -76,6 +86,7 @@ def test_a_statement_that_sends_itself_sigterm_is_killed_by_it():
     assert "Score: 10/10 All tests passed" in result.output
 
 
+@on_file("attention_basics/nbformat2.ipynb")
 def test_an_nbformat_2_notebook_is_upgraded_and_keeps_its_cell_positions():
     result = graded("attention_basics/nbformat2.ipynb")
     assert [(c.index, c.status, c.message) for c in result.problem_cells] == [
@@ -83,17 +94,20 @@ def test_an_nbformat_2_notebook_is_upgraded_and_keeps_its_cell_positions():
     assert result.output == "[0.26894142 0.73105858]\n"
 
 
+@on_file("attention_basics/display_handles.ipynb")
 def test_display_handles_update_and_clear_as_in_a_notebook():
     result = graded("attention_basics/display_handles.ipynb")
     assert result.problem_cells == ()
     assert result.output == "handles: DisplayHandle weights\nstep 0\nstep 1\nstep 2\ndone\n"
 
 
+@on_file("attention_basics/fault_segfault.ipynb")
 def test_segfault_costs_only_its_statement():
     result = graded("attention_basics/fault_segfault.ipynb")
     assert "SIGSEGV" in result.problem_cells[0].message
 
 
+@on_file("attention_basics/call_faults.py")
 def test_call_faults_stay_in_their_own_exercise():
     result = graded("attention_basics/call_faults.py")
     by_name = {e.name: e for e in result.exercises}
@@ -113,6 +127,7 @@ def test_no_process_of_the_submission_outlives_its_grading(own_processes):
     assert own_processes.survivors() == []
 
 
+@on_file("udl_attention/seed002.ipynb")
 def test_seed002_multihead_fails_the_seed_case_and_the_scaled_one_only_where_d_differs():
     result = graded("udl_attention/seed002.ipynb")
     by_name = {e.name: e for e in result.exercises}
@@ -128,6 +143,7 @@ def test_seed002_multihead_fails_the_seed_case_and_the_scaled_one_only_where_d_d
     assert "TypeError" in result.problem_cells[0].message
 
 
+@on_file("udl_attention/seed002.ipynb")
 def test_scaled_attention_of_seed002_passes_only_in_the_state_after_its_cell():
     # The seed reads the global D, which the multi-head cell later sets to 8.
     result = graded("udl_attention/seed002.ipynb")
