@@ -64,10 +64,13 @@ def test_files_and_processes_of_one_submission_are_gone_for_the_next(make_submis
 import os, time
 open("/tmp/left-behind", "w").write("A was here")
 open("/tmp/work/left-behind", "w").write("A was here")
+import ctypes  # the worker, and the fork below, named (PR_SET_NAME)
+ctypes.CDLL(None).prctl(15, b"a-was-here", 0, 0, 0)
 if os.fork() == 0:
     os.setsid()
     time.sleep(1000)
-print("A wrote and forked in", os.readlink("/proc/self/ns/pid"))
+print("A wrote and forked in", os.readlink("/proc/self/ns/pid"), "as",
+      open("/proc/self/comm").read().strip())
 ''']
     second = ['''
 import os
@@ -89,7 +92,8 @@ print("processes", sorted(int(p) for p in os.listdir("/proc") if p.isdigit()))
     # workers started ahead for the next submissions (`spares`), which ran nothing.
     # (`own_processes.survivors()` would also count the zygote and the spares.)
     namespace = output_a.split("forked in ")[1].split()[0]
-    assert _members(namespace) == []
+    assert f"forked in {namespace} as a-was-here" in output_a
+    assert _members(namespace, "a-was-here") == []
     spares = POOL[0].keep("spares", Spares)
     deadline = time.monotonic() + 5  # A's worker is put away in the background
     while True:
@@ -102,23 +106,31 @@ print("processes", sorted(int(p) for p in os.listdir("/proc") if p.isdigit()))
     assert 1 <= len(spares.waiting()) <= READY_PER_KIND
 
 
-def _members(namespace: str, grace: float = 30.0) -> list[int]:
-    """The live processes of PID namespace `namespace`, once they are gone or `grace` seconds
-    have passed: the kernel kills a namespace's members when its first process dies, in its
-    own time on a busy machine. A zombie has died: it is not counted (whoever it was
-    reparented to reaps it when it next waits)."""
+def _members(namespace: str, name: str, grace: float = 30.0) -> list[int]:
+    """The live processes of PID namespace `namespace` named `name`, once they are gone or
+    `grace` seconds have passed: the kernel kills a namespace's members when its first process
+    dies, in its own time on a busy machine. A zombie has died: it is not counted (whoever it
+    was reparented to reaps it when it next waits). The name, because a namespace's number is
+    given again to a new one once it is gone: another test's worker, in a suite that runs in
+    parallel, was found "in" a namespace that had ended."""
     deadline = time.monotonic() + grace
     while True:
         found = []
         for pid in processes():
             try:
-                if os.readlink(f"/proc/{pid}/ns/pid") == namespace and not _dead(pid):
+                if os.readlink(f"/proc/{pid}/ns/pid") == namespace and not _dead(pid) \
+                        and _name(pid) == name:
                     found.append(pid)
             except OSError:
                 pass
         if not found or time.monotonic() > deadline:
             return found
         time.sleep(0.1)
+
+
+def _name(pid: int) -> str:
+    with open(f"/proc/{pid}/comm") as stream:
+        return stream.read().strip()
 
 
 def _dead(pid: int) -> bool:
