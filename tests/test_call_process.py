@@ -131,8 +131,9 @@ def test_a_call_that_leaves_a_mark_gives_the_next_call_a_fresh_fork(make_submiss
 def test_a_mark_left_in_a_jupyter_kernel_gives_the_next_call_a_fresh_fork(make_submission,
                                                                           channel):
     """`--engine kernel` shares call processes too (below): the same picture sees a mark
-    there. Every channel was tried there and passes, but for `an imported module`, whose
-    module a kernel has imported already; these four, of four kinds, keep the suite short."""
+    there. Every channel without torch was tried there and passes, but for `an imported
+    module`, whose module a kernel has imported already; these four, of four kinds, keep the
+    suite short."""
     outcomes = three_calls(make_submission, source(*CHANNELS[channel]), engine=Engine.KERNEL)
     assert [float(np.abs(o.value).sum()) for o in outcomes] == [0.0] * 3
     assert [o.reused for o in outcomes] == [False] * 3
