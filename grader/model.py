@@ -40,7 +40,6 @@ PRACTICE_NOTE = "other sizes than the notebook's example, worth no points"
 """The practice case's note, which reports show beside it."""
 
 
-
 # --------------------------------------------------------------------------- assignments
 
 

@@ -29,10 +29,6 @@ from grader.assignments.variants import (
 from grader.model import PRACTICE_NOTE, Assignment, Case, Exercise, Visibility
 
 PUBLIC = Visibility.PUBLIC
-# A practice case is drawn as the hidden cases are, from another seed, at sizes that neither
-# the notebook's example nor a hidden case has: a function that takes a size from the
-# notebook (a global, a written number) fails it before hand-in.
-PRACTICE = PRACTICE_NOTE
 # Scores near 1,500 keep only about 4 significant digits of their differences in float32, so
 # the large-scores cases compare loosely: they test overflow, not precision, and a scale or a
 # softmax mistake still moves the weights by far more.
@@ -148,7 +144,7 @@ softmax = Exercise(
     cases=(
         Case("vector", normal((5,)), seed=1, visibility=PUBLIC),
         Case("matrix", normal((3, 4)), seed=2, visibility=PUBLIC),
-        Case("practice", normal((6, 2)), seed=101, visibility=PUBLIC, note=PRACTICE),
+        Case("practice", normal((6, 2)), seed=101, visibility=PUBLIC, note=PRACTICE_NOTE),
         Case("three-dims", normal((2, 3, 5)), seed=3),
         # Values near ±1,000 that differ by about 1: exp() overflows unless the maximum is
         # subtracted, and the rows stay far from one-hot, so that an argmax cannot pass.
@@ -180,7 +176,7 @@ qkv_projections = Exercise(
         Case("notebook-example", fixed(SEED003_X, SEED003_W_QK, SEED003_W_QK, SEED003_W_V),
              visibility=PUBLIC, note="the example in the notebook"),
         Case("practice", normal((4, 5), (5, 2), (5, 2), (5, 7)), seed=111, visibility=PUBLIC,
-             note=PRACTICE),
+             note=PRACTICE_NOTE),
         Case("d_k-differs-from-d_v", normal((5, 6), (6, 3), (6, 3), (6, 2)), seed=11),
         Case("one-token", normal((1, 4), (4, 4), (4, 4), (4, 4)), seed=12),
     ),
@@ -199,7 +195,7 @@ scaled_dot_product_attention = Exercise(
              note="the example in the notebook"),
         Case("random", normal((4, 8), (4, 8), (4, 8)), seed=21, visibility=PUBLIC),
         Case("practice", normal((6, 5), (7, 5), (7, 2)), seed=121, visibility=PUBLIC,
-             note=PRACTICE),
+             note=PRACTICE_NOTE),
         Case("causal-mask", _masked(5, 4, 4), seed=22, note="an additive causal mask"),
         Case("d_k-differs-from-d_v", normal((3, 4), (5, 4), (5, 2)), seed=23,
              note="3 queries over 5 keys, d_k=4 and d_v=2"),
@@ -228,7 +224,7 @@ causal_mask = Exercise(
     summary="A (seq_len, seq_len) additive mask: 0 on and below the diagonal, -inf above.",
     cases=(
         Case("three", fixed(3), visibility=PUBLIC),
-        Case("practice", fixed(5), seed=131, visibility=PUBLIC, note=PRACTICE),
+        Case("practice", fixed(5), seed=131, visibility=PUBLIC, note=PRACTICE_NOTE),
         Case("one", fixed(1), scored=False,
              note="a 1 x 1 mask is [[0]] whichever way it points: a check, worth no points"),
         Case("six", fixed(6)),
@@ -254,7 +250,7 @@ causal_self_attention = Exercise(
         Case("notebook-example", fixed(SEED001_MASKED_X, np.eye(3), np.eye(3), np.eye(3)),
              visibility=PUBLIC, note="the masked example in the notebook"),
         Case("practice", normal((6, 5), (5, 2), (5, 2), (5, 7)), seed=141, visibility=PUBLIC,
-             note=PRACTICE),
+             note=PRACTICE_NOTE),
         Case("random", normal((5, 4), (4, 3), (4, 3), (4, 2)), seed=31),
         Case("one-token", normal((1, 4), (4, 4), (4, 4), (4, 4)), seed=32, scored=False,
              note=ONE_TOKEN),

@@ -25,10 +25,6 @@ from grader.assignments.variants import softmax as stable_softmax
 from grader.model import PRACTICE_NOTE, Assignment, Case, Exercise, Visibility
 
 PUBLIC = Visibility.PUBLIC
-# A practice case is drawn as the hidden cases are, from another seed, at sizes that neither
-# the notebook's example nor a hidden case has: a function that takes a size from the
-# notebook (a global, a written number) fails it before hand-in.
-PRACTICE = PRACTICE_NOTE
 POSITION_ZERO = ("one position: position 0 is [0, 1, 0, 1, ...] whatever the frequencies, so "
                  "a wrong base cannot be told apart there; worth no points")
 ONE_TOKEN = ("one token: checks that N = 1 works, worth no points, since any attention over a "
@@ -92,7 +88,7 @@ sinusoidal_encoding = Exercise(
              note="the example in the notebook"),
         Case("notebook-example-2", fixed(50, 16), visibility=PUBLIC,
              note="the relative-position example in the notebook"),
-        Case("practice", fixed(7, 10), seed=31, visibility=PUBLIC, note=PRACTICE),
+        Case("practice", fixed(7, 10), seed=31, visibility=PUBLIC, note=PRACTICE_NOTE),
         Case("more-features-than-positions", fixed(5, 32)),
         Case("long-sequence", fixed(200, 8), note="positions up to 199"),
         Case("one-position", fixed(1, 8), scored=False, note=POSITION_ZERO),
@@ -111,7 +107,7 @@ add_positional_encoding = Exercise(
         Case("notebook-example", fixed([[0.1, 0.2, 0.3, 0.4], [0.5, 0.6, 0.7, 0.8],
                                         [0.9, 1.0, 1.1, 1.2]]), visibility=PUBLIC,
              note="the example in the notebook"),
-        Case("practice", normal((5, 8)), seed=44, visibility=PUBLIC, note=PRACTICE),
+        Case("practice", normal((5, 8)), seed=44, visibility=PUBLIC, note=PRACTICE_NOTE),
         Case("random", normal((6, 10)), seed=41),
         Case("more-positions", normal((12, 4)), seed=42),
         Case("one-position", normal((1, 6)), seed=43, scored=False, note=POSITION_ZERO),
@@ -132,7 +128,7 @@ causal_attention_with_positions = Exercise(
         Case("notebook-example", fixed(np.full((4, 4), 0.5), np.eye(4), np.eye(4), np.eye(4)),
              visibility=PUBLIC, note="the example in the notebook: four identical tokens"),
         Case("practice", normal((7, 10), (10, 5), (10, 5), (10, 2)), seed=54,
-             visibility=PUBLIC, note=PRACTICE),
+             visibility=PUBLIC, note=PRACTICE_NOTE),
         Case("random", normal((5, 8), (8, 4), (8, 4), (8, 3)), seed=51,
              note="5 tokens, d_model=8, d_k=4 and d_v=3"),
         Case("longer", normal((9, 6), (6, 6), (6, 6), (6, 6)), seed=52),

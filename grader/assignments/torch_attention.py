@@ -18,10 +18,6 @@ from grader.assignments.variants import softmax as stable_softmax
 from grader.model import PRACTICE_NOTE, Assignment, Case, Exercise, Visibility
 
 PUBLIC = Visibility.PUBLIC
-# A practice case is drawn as the hidden cases are, from another seed, at sizes that neither
-# the notebook's example nor a hidden case has: a function that takes a size from the
-# notebook (a global, a written number) fails it before hand-in.
-PRACTICE = PRACTICE_NOTE
 
 # Seed 000's input: three words with 4-dimensional embeddings.
 SEED000_X = [[0.2, 0.8, 0.5, 0.1], [0.9, 0.4, 0.7, 0.3], [0.5, 0.1, 0.2, 0.9]]
@@ -122,7 +118,7 @@ torch_self_attention = Exercise(
         Case("notebook-example", seed000, seed=1, visibility=PUBLIC,
              note="the example input in the notebook"),
         Case("practice", normal((6, 5), (5, 2), (5, 2), (5, 7)), seed=5, visibility=PUBLIC,
-             note=PRACTICE),
+             note=PRACTICE_NOTE),
         Case("d_k-differs-from-d_v", normal((5, 6), (6, 3), (6, 3), (6, 2)), seed=2),
         Case("one-token", normal((1, 4), (4, 4), (4, 4), (4, 4)), seed=3, scored=False,
              note="one token: checks that N = 1 works, worth no points, since any attention "
@@ -157,7 +153,7 @@ SimpleEncoderBlock = Exercise(
              rtol=1e-4, atol=1e-5, note="embed_dim=16, 4 heads, batch of 2"),
         Case("practice", encoder_inputs(24, 40, 3, 7), seed=15, visibility=PUBLIC,
              init_kwargs={"embed_dim": 24, "num_heads": 3, "ff_dim": 40},
-             rtol=1e-4, atol=1e-5, note=PRACTICE),
+             rtol=1e-4, atol=1e-5, note=PRACTICE_NOTE),
         Case("defaults", encoder_inputs(64, 256, 2, 10), seed=12,
              rtol=1e-4, atol=1e-5, note="the default sizes"),
         Case("two-heads", encoder_inputs(32, 64, 3, 4), seed=14,

@@ -33,10 +33,6 @@ ONE_ELEMENT = ("one element: checks that a single value works, worth no points, 
                "normalisation of one value gives [1]")
 # The book's notebooks never ask for a softmax that survives huge inputs (their own
 # softmax_cols does not subtract the maximum), so stability is advice here, never a cost.
-# A practice case is drawn as the hidden cases are, from another seed, at sizes that neither
-# the notebook's example nor a hidden case has: a function that takes a size from the
-# notebook (a global such as H_D, a written `/ 2`) fails it before hand-in.
-PRACTICE = PRACTICE_NOTE
 STABILITY = ("advice, worth no points: values in the thousands overflow exp() unless the "
              "maximum is subtracted")
 # Columns are tokens: X' has one column per token, one row per feature.
@@ -172,7 +168,7 @@ softmax = Exercise(
     summary="The softmax of a 1-D vector.",
     cases=(
         Case("vector", normal((3,)), seed=1, visibility=PUBLIC),
-        Case("practice", normal((4,)), seed=101, visibility=PUBLIC, note=PRACTICE),
+        Case("practice", normal((4,)), seed=101, visibility=PUBLIC, note=PRACTICE_NOTE),
         Case("large-values", normal((5,), scale=1000.0), seed=2, scored=False,
              note=STABILITY),
         Case("six-values", normal((6,)), seed=4),
@@ -195,7 +191,7 @@ softmax_cols = Exercise(
     provided=True,
     cases=(
         Case("matrix", normal((4, 3)), seed=11, visibility=PUBLIC),
-        Case("practice", normal((2, 5)), seed=111, visibility=PUBLIC, note=PRACTICE),
+        Case("practice", normal((2, 5)), seed=111, visibility=PUBLIC, note=PRACTICE_NOTE),
         Case("large-values", normal((3, 5), scale=1000.0), seed=12, scored=False,
              note=STABILITY),
         Case("one-column", normal((5, 1)), seed=13),
@@ -220,7 +216,7 @@ self_attention = Exercise(
     cases=(
         Case("notebook-example", seed002_single_head, visibility=PUBLIC,
              note="the matrix-form example in the notebook"),
-        Case("practice", single_head(5, 7), seed=121, visibility=PUBLIC, note=PRACTICE),
+        Case("practice", single_head(5, 7), seed=121, visibility=PUBLIC, note=PRACTICE_NOTE),
         Case("wide", single_head(6, 5), seed=21),
         Case("one-token", single_head(4, 1), seed=22, scored=False, note=ONE_TOKEN),
     ),
@@ -244,7 +240,7 @@ scaled_dot_product_self_attention = Exercise(
     cases=(
         Case("notebook-example", seed002_single_head, visibility=PUBLIC,
              note="the scaled example in the notebook"),
-        Case("practice", single_head(5, 7), seed=131, visibility=PUBLIC, note=PRACTICE),
+        Case("practice", single_head(5, 7), seed=131, visibility=PUBLIC, note=PRACTICE_NOTE),
         Case("five-tokens", single_head(4, 5), seed=31),
         # D = 6, not the notebook's 4: code that scales by the global D fails here.
         Case("wide", single_head(6, 5), seed=34),
@@ -276,7 +272,7 @@ multihead_scaled_self_attention = Exercise(
     cases=(
         Case("notebook-example", seed002_multihead, visibility=PUBLIC,
              note='the example whose "True values" the notebook prints'),
-        Case("practice", multihead(10, 3), seed=141, visibility=PUBLIC, note=PRACTICE),
+        Case("practice", multihead(10, 3), seed=141, visibility=PUBLIC, note=PRACTICE_NOTE),
         Case("small", multihead(4, 3), seed=41),
         Case("one-token", multihead(6, 1), seed=42, scored=False, note=ONE_TOKEN),
         Case("wide", multihead(6, 5), seed=43),

@@ -22,8 +22,7 @@ from grader.authoring.calls import Calls
 from grader.authoring.files import signature
 from grader.authoring.master import Master, definitions, solved
 from grader.errors import SpecError
-from grader.model import PRACTICE as PRACTICE_NAME
-from grader.model import PRACTICE_NOTE, Inputs
+from grader.model import PRACTICE, PRACTICE_NOTE, Inputs
 
 STAMP = "# grade assign skeleton, sha256 "
 MARKER = "# grade assign: could not infer"
@@ -36,7 +35,8 @@ PRACTICE_SEED = 101
 """The seed of each exercise's practice case: drawn as its hidden cases are, from a seed none
 of them has, and public, so that a function that only works at the notebook's sizes fails a
 check the student can run."""
-PRACTICE = PRACTICE_NOTE
+_PRACTICE_END = f',\n             visibility=PUBLIC, note="{PRACTICE_NOTE}"),'
+"""How a drawn case's line ends when it is the practice case; a hidden one ends `),  # hidden`."""
 MAX_LITERAL = 400
 """Largest array written out as a literal; a bigger one needs a seeded generator."""
 
@@ -107,8 +107,7 @@ def _hidden(name: str, seed: int, params: list[str], calls: list[Inputs],
     parts = _arguments(params, calls, found, len(calls[0]))
     return (f'        Case("{name}", combined(\n' + "".join(parts)
             + _sizes(found, params, fixed) + f"        ), seed={seed}{tolerance}"
-            + (f',\n             visibility=PUBLIC, note="{PRACTICE}"),' if public
-               else "),  # hidden"))
+            + (_PRACTICE_END if public else "),  # hidden"))
 
 
 def _sizes(found: list[domains.Size], params: list[str], fixed: dict[str, int] | None = None
@@ -198,7 +197,7 @@ def _cases(params: list[str], calls: tuple[Inputs, ...], tolerance: str = ""
     drawn = [group for key, group in groups.items()
              if any(what in domains.DRAWN for what, _ in key) or domains.int_sizes(group[0])]
     if drawn:
-        lines.append(_hidden(PRACTICE_NAME, PRACTICE_SEED, names, drawn[0], tolerance, DRAWS,
+        lines.append(_hidden(PRACTICE, PRACTICE_SEED, names, drawn[0], tolerance, DRAWS,
                              public=True))
     for i, group in enumerate(drawn):
         for draw in range(DRAWS):  # several draws, so that one size that happens to fit
@@ -279,10 +278,9 @@ def _class_cases(params: list[str], calls: tuple[Inputs, ...],
             init = {key: fixed.get(key, value) for key, value in inits[members[0]].items()}
             state = _state(group[0][0], written, 12)
             number = g * DRAWS + draw
-            name = (PRACTICE_NAME if practice else "random" if number == 0
+            name = (PRACTICE if practice else "random" if number == 0
                     else f"random-{number + 1}")
-            end = (f',\n             visibility=PUBLIC, note="{PRACTICE}"),' if practice
-                   else "),  # hidden")
+            end = _PRACTICE_END if practice else "),  # hidden"
             lines.append(f'        Case("{name}", combined(\n            {state},\n'
                          + "".join(_arguments(names, flat, found, count))
                          + _sizes(found, names[:count] + keys[members[0]], fixed)
