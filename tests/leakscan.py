@@ -193,9 +193,11 @@ class Scan:
         if recorded is None:
             return path.endswith(".pyc") and self._compiled_from_installed(path, stream)
         algorithm, digest = recorded
-        found = hashlib.file_digest(stream, algorithm).digest()
+        found = hashlib.new(algorithm)
+        for chunk in iter(lambda: stream.read(CHUNK), b""):
+            found.update(chunk)
         stream.seek(0)
-        return found == digest
+        return found.digest() == digest
 
     def _compiled_from_installed(self, path, stream):
         """Whether a `__pycache__` file is its source compiled, where the source is as

@@ -61,16 +61,22 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(2 * (SCAN_SECONDS + 60))]
 suite's 300 s on a busy machine."""
 
 
+def _pyproject() -> dict:
+    """The project's pyproject.toml, read."""
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
 @pytest.fixture(scope="module")
 def known() -> str:
     """The identities of the files the sandbox shows (`isolation.visible`: the interpreter,
     its packages, the system's libraries) that a scan reads here and finds clean, in base64
     (`leakscan.main`'s `known`). A file with a leak is left out: a scan inside reads it. What
     a package installed as it recorded it (`installed_files`) is hashed, not searched: 3 GB
-    took a minute of CPU to search, and takes 15 s so."""
+    took a minute of CPU to search, and takes 17 s so."""
     binds = isolation.visible()[0]
-    scan = leakscan.Scan(hidden_needles(), solution_lines(), record=True,
-                         vouched=installed_files([top for top in binds if os.path.isdir(top)]))
+    sites = [top for top in binds if os.path.isdir(top)]
+    vouched = installed_files(sites, _pyproject()["project"]["name"])
+    scan = leakscan.Scan(hidden_needles(), solution_lines(), record=True, vouched=vouched)
     for top in binds:
         if any(Path(other) in Path(top).parents for other in binds):
             continue  # the standard library's folder holds site-packages
@@ -101,7 +107,7 @@ def _unmet_build_requirements() -> list[str]:
     """pyproject.toml's build requirements that this environment does not meet, each with
     what it has instead."""
     unmet = []
-    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    pyproject = _pyproject()
     for line in pyproject["build-system"]["requires"]:
         requirement = Requirement(line)
         try:
@@ -117,7 +123,7 @@ def _unmet_build_requirements() -> list[str]:
 def test_the_dev_extra_meets_the_build_requirements():
     """The wheel below is built offline with this environment's own build tools: installing
     the dev extra, as README.md says, is what provides them."""
-    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    pyproject = _pyproject()
     dev = {canonicalize_name(Requirement(line).name): Requirement(line)
            for line in pyproject["project"]["optional-dependencies"]["dev"]}
     for line in pyproject["build-system"]["requires"]:
@@ -152,7 +158,7 @@ def wheel_python(tmp_path_factory) -> Path:
                     ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
                     "--no-build-isolation", "-w", str(folder / "dist"), str(source)], check=True)
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    project = _pyproject()["project"]
     python = venv_of(folder / "venv", project["dependencies"], pip=True)
     wheel = next((folder / "dist").glob("attention_grader-*.whl"))
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
@@ -306,4 +312,4 @@ def test_a_file_is_vouched_for_only_as_its_package_installed_it(tmp_path):
     assert scan.hashed == 2
     sites = [top for top in isolation.visible()[0] if top.endswith("-packages")]
     assert sites and not any("attention_grader" in path or "__editable__" in path
-                             for path in installed_files(sites))
+                             for path in installed_files(sites, _pyproject()["project"]["name"]))

@@ -5,7 +5,7 @@ A test that needs "a fresh venv holding these packages and nothing else" gets on
 site-packages holds hard links to the installed files of the named distributions and of what
 they need in turn (read from their metadata), and nothing else. It is what `pip install` of
 the same versions would give, without a download or a build: minutes on a busy machine,
-where this takes a second or two.
+where this takes seconds.
 """
 
 from __future__ import annotations

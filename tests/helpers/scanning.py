@@ -212,18 +212,14 @@ def scan(folder: Path, assignment: Assignment) -> leakscan.Scan:
                          deep=True)
 
 
-OURS = "attention-grader"
-"""The grader's own distribution: its installed files are searched, never vouched for."""
-
-
-def installed_files(sites: list[str]) -> dict[str, tuple[str, bytes]]:
+def installed_files(sites: list[str], ours: str) -> dict[str, tuple[str, bytes]]:
     """The files that packages installed, each path with its hash as the package recorded it
     (`leakscan.Scan`'s `vouched`): every distribution's RECORD in the folders `sites` but the
-    grader's own, and Debian's md5sums (`/lib/...` also as `/usr/lib/...`, where /lib is a
-    link to it)."""
+    grader's own (named `ours`, as pyproject.toml names it), and Debian's md5sums (`/lib/...`
+    also as `/usr/lib/...`, where /lib is a link to it)."""
     found: dict[str, tuple[str, bytes]] = {}
     for distribution in metadata.distributions(path=sites):
-        if canonicalize_name(distribution.metadata["Name"] or "") == OURS:
+        if canonicalize_name(distribution.metadata["Name"] or "") == canonicalize_name(ours):
             continue
         for file in distribution.files or []:
             if file.hash is None or file.hash.mode != "sha256":
