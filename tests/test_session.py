@@ -8,6 +8,7 @@ import pytest
 from grader.errors import SandboxError
 from grader.pipeline import loading
 from grader.results import CellStatus, Verdict
+from grader.sandbox import not_started
 from grader.sandbox.inside.protocol import Unsupported
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import SandboxConfig, Session
@@ -159,3 +160,10 @@ def test_a_preload_that_is_not_installed_is_named_with_the_fix(make_submission):
     assert str(error.value).startswith(
         "the sandbox worker did not start: it preloads no_such_module_here, which is not "
         "installed in this environment (")
+    assert str(error.value).endswith("); install it there")  # no other module's install
+
+
+def test_a_missing_torch_is_named_with_its_install(monkeypatch):
+    monkeypatch.setattr(not_started, "not_installed", lambda modules: ["torch"])
+    assert not_started.why(("numpy", "torch"), "code 1").endswith(
+        'install it there (torch: `python3 -m pip install "torch==2.13.0" -e ".[torch]"`)')

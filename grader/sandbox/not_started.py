@@ -17,8 +17,9 @@ def why(preload: tuple[str, ...], lost: str) -> str:
     installed, named with its install, or else what was seen and where to look."""
     missing = not_installed(preload)
     if missing:
+        how = (" (torch: `python3 -m pip install \"torch==2.13.0\" -e \".[torch]\"`)"
+               if "torch" in missing else "")
         return (f"the sandbox worker did not start: it preloads {', '.join(missing)}, which is "
-                f"not installed in this environment ({sys.prefix}); install it there (torch: "
-                "`python3 -m pip install \"torch==2.13.0\" -e \".[torch]\"`)")
+                f"not installed in this environment ({sys.prefix}); install it there{how}")
     return (f"the sandbox worker did not start ({lost}); run `grade doctor` to see what this "
             "machine allows")
