@@ -96,6 +96,29 @@ def test_error_lines_count_from_the_start_of_the_cell(make_submission, engine):
     ]
 
 
+# --------------------------------------------------------------------------- large cells
+
+QUOTES = 600_000
+LARGE = [
+    # 0.6 MB of code, within the 1 MB limit for a cell; as a JSON string, 1.2 MB.
+    "S = '" + '"' * QUOTES + "'\n\n1 / 0",
+    "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)",
+    # The worker that replaced the one killed ran cell 1's first statement again.
+    "print(len(S), S.count('\"'))",
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_large_cell_within_the_limit_runs_and_is_replayed(make_submission, engine):
+    result = grade(make_submission(LARGE), engine)
+    assert cells(result) == [
+        (1, CellStatus.ERROR, "line 3: ZeroDivisionError: division by zero"),
+        (2, CellStatus.CRASHED, "line 2: the interpreter was stopped by SIGTERM (exit code "
+                                "143), while it ran; only this statement was lost"),
+    ]
+    assert result.output == f"{QUOTES} {QUOTES}\n"
+
+
 # --------------------------------------------------------------------------- signals
 
 SIGNALS = [

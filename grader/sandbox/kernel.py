@@ -195,7 +195,7 @@ class KernelTransport:
                 limit: int = MAX_REPLY_BYTES) -> tuple[dict[str, Any], Any]:
         op = header.get("op")
         if op == "exec":
-            return self._exec(header, deadline), None
+            return self._exec(header, value.tobytes().decode(), deadline), None
         if op == "snapshot":  # the kernel runs the statements itself: tell the count
             header = dict(header, executed=self._executed)
         elif op == "hello":  # the kernel has a real IPython shell of its own
@@ -289,10 +289,11 @@ class KernelTransport:
                 pass  # nbclient gave up on a kernel that has not exited (yet)
         return WorkerLost(CellStatus.CRASHED, "the kernel died, while it ran")
 
-    def _exec(self, header: dict[str, Any], deadline: float) -> dict[str, Any]:
-        """Run one statement as a cell of its own; the reply the fast worker would give."""
+    def _exec(self, header: dict[str, Any], source: str, deadline: float) -> dict[str, Any]:
+        """Run one statement of the cell `source` as a cell of its own; the reply the fast
+        worker would give."""
         self._end_serving()
-        source, index, cell = str(header["source"]), int(header["stmt"]), int(header["cell"])
+        index, cell = int(header["stmt"]), int(header["cell"])
         timeout = min(float(header["timeout"]), deadline - time.monotonic())
         marker = self._marker(cell)
         outputs, elapsed = self._run_source(_statement_source(source, index) + "\n" + marker,

@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from grader.errors import IsolationError, SandboxError
 from grader.results import CellResult, CellStatus, Verdict
 from grader.sandbox import isolation, not_started
@@ -210,9 +212,9 @@ class Session:
         for cell, index in self._replay:
             # A replayed statement printed its output the first time: `quiet`, it prints
             # nowhere now (muting in the grader would race with output still in the pipe).
-            request = ({"op": "snapshot"} if index < 0 else
-                       dict(_exec_request(cell, index, self.limits.cell_timeout), quiet=True))
-            self._request(request, None, self.limits.cell_timeout + GRACE_S)
+            request, source = (({"op": "snapshot"}, None) if index < 0 else
+                               _exec_request(cell, index, self.limits.cell_timeout, quiet=True))
+            self._request(request, source, self.limits.cell_timeout + GRACE_S)
 
     def _restart(self) -> None:
         self.transport.stop()
@@ -287,8 +289,8 @@ class Session:
                                     f"{self.limits.submission_timeout:g} s was used up")
         try:
             self._ensure_worker()
-            reply, _ = self._request(_exec_request(cell, index, self.limits.cell_timeout),
-                                     None, self.limits.cell_timeout + GRACE_S)
+            reply, _ = self._request(*_exec_request(cell, index, self.limits.cell_timeout),
+                                     self.limits.cell_timeout + GRACE_S)
         except WorkerLost as lost:
             self._restart()
             if lost.status is CellStatus.TIMEOUT:
@@ -384,6 +386,13 @@ class Session:
         return self.output.late.text() if self.output.late is not None else ""
 
 
-def _exec_request(cell: Cell, index: int, timeout: float) -> dict[str, Any]:
-    return {"op": "exec", "cell": cell.index, "stmt": index, "source": cell.source,
-            "timeout": timeout}
+def _exec_request(cell: Cell, index: int, timeout: float,
+                  quiet: bool = False) -> tuple[dict[str, Any], np.ndarray]:
+    """The request to run statement `index` of `cell`, and its value: the cell's source as
+    UTF-8 bytes, which travel as an array of their own. In the JSON header, a cell within
+    the code limit could grow past the header's limit (a quote or a control character is
+    escaped into 2 to 6 bytes), and every statement of it would be lost."""
+    header = {"op": "exec", "cell": cell.index, "stmt": index, "timeout": timeout}
+    if quiet:
+        header["quiet"] = True
+    return header, np.frombuffer(cell.source.encode(), dtype=np.uint8)

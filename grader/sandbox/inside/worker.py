@@ -125,7 +125,7 @@ class Worker:
         cell, index, timeout = header["cell"], header["stmt"], float(header["timeout"])
         filename = f"<cell {cell}>"
         if cell not in self.trees:
-            self.trees[cell] = ast.parse(header["source"], filename=filename)
+            self.trees[cell] = ast.parse(value.tobytes().decode(), filename=filename)
         node = self.trees[cell].body[index]
         self.executed += 1
         # A statement replayed after a crash printed its output already: it prints nowhere.
