@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,20 +29,23 @@ NOTEBOOK = "tests/corpus/udl_attention/loops.ipynb"
 RUN = ["run", "--assignment", "udl_attention", NOTEBOOK]
 
 
-def _short(tmp_path: Path) -> Path:
-    """A private folder of this test's own with a short path: a socket's path must fit in
-    108 bytes, which pytest's folders under a pytest-xdist worker may not leave room for."""
-    runtime = Path(tempfile.mkdtemp(prefix="ag-")) / "run"
+@pytest.fixture
+def short(tmp_path: Path) -> Iterator[Path]:
+    """A private folder of this test's own with a short path, removed after the test: a
+    socket's path must fit in 108 bytes, which pytest's folders under a pytest-xdist worker
+    may not leave room for."""
+    made = Path(tempfile.mkdtemp(prefix="ag-"))
+    runtime = made / "run"
     runtime.mkdir(mode=0o700)
     (tmp_path / "runtime").symlink_to(runtime)  # found where the test's files are
-    return runtime
+    yield runtime
+    shutil.rmtree(made, ignore_errors=True)
 
 
-def _runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private runtime folder of this test's own; the folder of the socket in it."""
-    runtime = _short(tmp_path)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    return runtime / "attention-grader"
+def _runtime(short: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`short` as this test's runtime folder; the folder of the socket in it."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(short))
+    return short / "attention-grader"
 
 
 def _untimed(text: str) -> str:
@@ -63,8 +67,8 @@ def test_only_a_private_folder_of_ones_own_is_used(tmp_path):
         assert served.private(folder) == "is owned by user 4321, not by you (user 0)"
 
 
-def test_a_socket_in_a_folder_others_may_open_is_never_used(tmp_path, monkeypatch):
-    folder = _runtime(tmp_path, monkeypatch)
+def test_a_socket_in_a_folder_others_may_open_is_never_used(short, monkeypatch):
+    folder = _runtime(short, monkeypatch)
     folder.mkdir(mode=0o755)
     accepted: list[bytes] = []
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as planted:
@@ -92,16 +96,16 @@ def test_a_socket_in_a_folder_others_may_open_is_never_used(tmp_path, monkeypatc
     assert served.private(folder) is None
 
 
-def test_without_a_server_nothing_is_served_and_nothing_printed(tmp_path, monkeypatch):
-    _runtime(tmp_path, monkeypatch)
+def test_without_a_server_nothing_is_served_and_nothing_printed(short, monkeypatch):
+    _runtime(short, monkeypatch)
     out, err = io.StringIO(), io.StringIO()
     assert served.served(RUN, out, err) is None
     assert served.served(["list"], out, err) is None
     assert (out.getvalue(), err.getvalue()) == ("", "")
 
 
-def test_a_socket_left_by_a_killed_server_is_passed_over(tmp_path, monkeypatch):
-    folder = _runtime(tmp_path, monkeypatch)
+def test_a_socket_left_by_a_killed_server_is_passed_over(short, monkeypatch):
+    folder = _runtime(short, monkeypatch)
     folder.mkdir(mode=0o700)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stale:
         stale.bind(str(served.socket_path()))  # bound, never listening: nobody answers
@@ -110,8 +114,8 @@ def test_a_socket_left_by_a_killed_server_is_passed_over(tmp_path, monkeypatch):
     assert (out.getvalue(), err.getvalue()) == ("", "")
 
 
-def test_serve_refuses_a_folder_others_may_open(tmp_path, monkeypatch):
-    folder = _runtime(tmp_path, monkeypatch)
+def test_serve_refuses_a_folder_others_may_open(short, monkeypatch):
+    folder = _runtime(short, monkeypatch)
     folder.mkdir(mode=0o777)
     folder.chmod(0o777)
     code, out, err = run("serve")
@@ -134,8 +138,8 @@ def test_the_registry_is_read_again_when_a_declaration_changes(tmp_path, monkeyp
     assert registry.assignments.cache_info().currsize == 0
 
 
-def test_a_served_run_prints_and_writes_what_a_run_alone_does(tmp_path, own_processes):
-    runtime = _short(tmp_path)
+def test_a_served_run_prints_and_writes_what_a_run_alone_does(tmp_path, short, own_processes):
+    runtime = short
     client = tmp_path / "client"  # the client's folder: relative paths are read from it
     client.mkdir()
     shutil.copy(ROOT / NOTEBOOK, client / "loops.ipynb")
