@@ -12,6 +12,7 @@ no grading time.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import inspect
 import os
@@ -156,10 +157,10 @@ def _checked(assignment: Assignment, exercise: Exercise, case: Case, name: str, 
         diagnosis = diagnose.of_error(exercise, unattempted, inputs, context.reads,
                                       context.example)
         if not unattempted:  # the layout's sentence, as the function's source allows
-            found = layout_hint.found_in(exercise.name, exercise.signature, assignment.layout,
-                                         kernel_source.reader(exercise.name, target))
-            message = layout_hint.explain(assignment.layout, error, message,
-                                          diagnosis=diagnosis, found=found)
+            hint = layout_hint.Hint(assignment.layout, functools.partial(
+                layout_hint.found_in, exercise.name, exercise.signature, assignment.layout,
+                kernel_source.reader(exercise.name, target)))
+            message = hint.explain(error, message, diagnosis=diagnosis)
         cell = _not_defined(exc, notebook)
         if cell:
             message = f"{cell}\n{message}"

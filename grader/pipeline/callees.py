@@ -22,15 +22,15 @@ def _used(statement: ast.stmt) -> set[str]:
     return {node.id for node in ast.walk(statement) if isinstance(node, ast.Name)}
 
 
-def _closure(start: str, definitions: dict[str, list[ast.stmt]]) -> set[str]:
-    """`start` and every name of `definitions` that its statements reach, transitively."""
+def _closure(start: str, used: dict[str, set[str]]) -> set[str]:
+    """`start` and every name of `used` (a definition's name -> the names it uses) that it
+    reaches, transitively."""
     seen = {start}
     todo = [start]
     while todo:
-        for statement in definitions.get(todo.pop(), ()):
-            for name in sorted(_used(statement) & definitions.keys() - seen):
-                seen.add(name)
-                todo.append(name)
+        for name in sorted(used.get(todo.pop(), set()) & used.keys() - seen):
+            seen.add(name)
+            todo.append(name)
     return seen
 
 
@@ -39,11 +39,12 @@ def reached(statements: Sequence[ast.stmt], exercises: Sequence[str]) -> dict[st
     level, the other exercises its definition reaches by name, directly or through other
     top-level functions and classes of the submission (the last definition of each), in the
     order of `exercises`."""
-    defined: dict[str, list[ast.stmt]] = {}
+    defined: dict[str, ast.stmt] = {}
     for statement in statements:
         if isinstance(statement, _DEFINITIONS):
-            defined[statement.name] = [statement]
-    return {name: tuple(e for e in exercises if e != name and e in _closure(name, defined))
+            defined[statement.name] = statement
+    used = {name: _used(statement) for name, statement in defined.items()}
+    return {name: tuple(e for e in exercises if e != name and e in _closure(name, used))
             for name in exercises if name in defined}
 
 
@@ -61,5 +62,6 @@ def definition_source(module: str, name: str) -> str | None:
             binding.setdefault(bound, []).append(statement)
     if name not in binding:
         return None
-    kept = {id(s) for bound in _closure(name, binding) for s in binding[bound]}
+    used = {bound: set().union(*map(_used, statements)) for bound, statements in binding.items()}
+    kept = {id(s) for bound in _closure(name, used) for s in binding[bound]}
     return "\n\n".join(ast.unparse(s) for s in body if id(s) in kept) + "\n"

@@ -7,6 +7,7 @@ sees. What a hidden check says is chosen later, from the closed vocabulary (`voc
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -100,8 +101,9 @@ def _hints(assignment: Assignment, statements: Sequence[ast.stmt]
     defined: dict[str, tuple[ast.AST, int]] = {
         s.name: (s, 1) for s in statements
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-    return {e.name: layout_hint.Hint(assignment.layout, layout_hint.found_in(
-        e.name, e.signature, assignment.layout, defined.get)) for e in assignment.exercises}
+    return {e.name: layout_hint.Hint(assignment.layout, functools.partial(
+        layout_hint.found_in, e.name, e.signature, assignment.layout, defined.get))
+        for e in assignment.exercises}
 
 
 def _graded(session: Session, exercise: Exercise, case: Case, stored: references.References,

@@ -79,19 +79,31 @@ class Product:
         return f"`{self.text}` {where} {self.line}"
 
 
+def _unread() -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class Hint:
-    """The layout of an assignment and what one exercise's source says of it."""
+    """The layout of an assignment and how to read what one exercise's source says of it."""
 
     layout: str
     """The assignment's `layout`; "" for none."""
-    found: tuple[Product, ...] | None = None
-    """The exercise's products that treat rows as tokens (`found_in`); None: unread."""
+    read: Callable[[], tuple[Product, ...] | None] = _unread
+    """The exercise's products that treat rows as tokens (`found_in`, None: unread), read
+    only when a failure would say the layout: most gradings have none."""
 
     def explain(self, error: str, message: str, shown: str | None = None,
                 diagnosis: Diagnosis | None = None) -> str:
-        """`explain` with this layout and these products."""
-        return explain(self.layout, error, message, shown, diagnosis, self.found)
+        """`explain` with this layout and the products `read` finds."""
+        found = self.read() if says_layout(self.layout, error, message, diagnosis) else None
+        return explain(self.layout, error, message, shown, diagnosis, found)
+
+
+def says_layout(layout: str, error: str, message: str, diagnosis: Diagnosis | None) -> bool:
+    """Whether `explain` says the layout's sentence, whatever the source has: a shape
+    error with no diagnosis of its own, in an assignment that declares a layout."""
+    return bool(layout) and diagnosis is None and is_shape_error(error, message)
 
 
 def is_shape_error(error: str, message: str) -> bool:
@@ -111,7 +123,7 @@ def explain(layout: str, error: str, message: str, shown: str | None = None,
     `found` None (the source was not read) it is said as written. Public checks only: a
     hidden check says only texts of the closed vocabulary (`vocabulary`)."""
     text = message if shown is None else shown
-    if not layout or diagnosis is not None or not is_shape_error(error, message):
+    if not says_layout(layout, error, message, diagnosis):
         return text
     blamed = _BLAMED.search(layout)
     if blamed is not None and found is not None:
