@@ -247,13 +247,14 @@ def grade_batch(folder: Path, out: Path, jobs: int, timeout: float, count: int) 
                    parent.peak_zombies)
 
 
-def grade_run(path: Path, repeat: int) -> float:
-    """Median wall seconds of the whole `grade run` command on one notebook."""
+def grade_run(path: Path, repeat: int, env: dict[str, str] | None = None) -> float:
+    """Median wall seconds of the whole `grade run` command on one notebook (in `env`, else
+    this process's environment)."""
     times = []
     for _ in range(repeat):
         started = time.perf_counter()
         subprocess.run([sys.executable, "-m", "grader", "run", str(path)], check=False,
-                       capture_output=True)
+                       capture_output=True, env=env)
         times.append(time.perf_counter() - started)
     return statistics.median(times)
 

@@ -17,7 +17,9 @@ correct, 5 wrong, 2 untouched, one never-ending, one raising, one crashing) and 
 3. `grade batch --jobs J` on the class (`bench.grade_batch`);
 4. nbclient kernel execution on a sample of the class (`bench.nbclient_run`);
 5. the whole `grade run` command on one notebook (median of 5), and beside it
-   `python3 -c "import numpy"` (median of 5), the floor of any command that compares arrays.
+   `python3 -c "import numpy"` (median of 5), the floor of any command that compares arrays;
+   where the environment sets PYTHONDONTWRITEBYTECODE, both again without it
+   (`bytecode_written`: an editable install's modules are otherwise compiled on every run).
 
 Per-notebook figures are medians of `--repeat` runs on `loops.ipynb`. It prints each
 figure, their ratios to the floor and to each other, a breakdown by stage of one grading
@@ -196,14 +198,29 @@ def breakdown(assignment: Any, runs: int, scratch: Path) -> str:
     return stages.table(profiler, runs, confinement)
 
 
-def import_numpy(repeat: int) -> float:
+def import_numpy(repeat: int, env: dict[str, str] | None = None) -> float:
     """Median wall seconds of `python3 -c "import numpy"`: the floor of `grade run`."""
     times = []
     for _ in range(repeat):
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import numpy"], check=True)
+        subprocess.run([sys.executable, "-c", "import numpy"], check=True, env=env)
         times.append(time.perf_counter() - started)
     return statistics.median(times)
+
+
+def bytecode_written(repeat: int = 5) -> tuple[float, float] | None:
+    """Where this environment sets PYTHONDONTWRITEBYTECODE (this machine, and CI, do), the
+    grader's own modules (an editable install has no bytecode) are compiled from source by
+    every `grade run`: about 0.1 s. Python's default writes their bytecode on the first run,
+    so the command and `import numpy` are measured again without it, after one run of each;
+    None where it is not set."""
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        return None
+    env = {name: value for name, value in os.environ.items()
+           if name != "PYTHONDONTWRITEBYTECODE"}
+    bench.grade_run(bench.CORRECT, 1, env)
+    import_numpy(1, env)
+    return bench.grade_run(bench.CORRECT, repeat, env), import_numpy(repeat, env)
 
 
 # ------------------------------------------------------------------ printing
@@ -274,6 +291,7 @@ def main() -> None:
         peer = bench.nbclient_run(sample, args.timeout, args.count)
         command = bench.grade_run(bench.CORRECT, 5)
         numpy_s = import_numpy(5)
+        written = bytecode_written()
         stage_table = breakdown(assignment, args.profile_runs, scratch)
     kind = "mixed (per 50: 40 correct, 5 wrong, 2 untouched, 3 faults)" if args.mixed \
         else "correct"
@@ -291,6 +309,11 @@ def main() -> None:
                       peer.note.replace(", every kind included", ", all correct")),
                Figure("grade run (whole command)", "grade run", None, command, "median of 5"),
                Figure('python3 -c "import numpy"', "numpy", None, numpy_s, "median of 5")]
+    if written is not None:
+        figures += [Figure("grade run, bytecode written", "run, .pyc", None, written[0],
+                           "PYTHONDONTWRITEBYTECODE unset; after one run"),
+                    Figure("import numpy, bytecode written", "numpy, .pyc", None, written[1],
+                           "the same")]
     print_figures(figures, args.count)
     print(f"\nbreakdown of one grading of {bench.CORRECT.name} as a batch handles it, mean "
           f"of {args.profile_runs} (grade + reports + gradebook; exclusive times):")
@@ -307,6 +330,9 @@ def main() -> None:
            ratio(peer.wall_s, batch.wall_s), ">= 30x", peer.wall_s / batch.wall_s >= 30)
     target("grade run, whole command / import numpy", f"{command / numpy_s:.1f}x",
            "<= 3x", command / numpy_s <= 3)
+    if written is not None:
+        target("the same, bytecode written (Python's default)",
+               f"{written[0] / written[1]:.1f}x", "<= 3x", written[0] / written[1] <= 3)
     print(f"  (1,000 notebooks with --jobs {args.jobs}{said}: {thousand:.1f} s)")
 
 
