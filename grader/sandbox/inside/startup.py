@@ -77,6 +77,11 @@ def main(rearm: bool = False) -> None:
         import ctypes
 
         ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    # Python's SIGINT handler, as Jupyter's kernel has: a fresh interpreter installs it only
+    # where SIGINT was not ignored when it started, and a grader started with it ignored (a
+    # background job of a script, nohup) passes that on; the zygote's worker, as PID 1 of
+    # its namespace, would drop the signal at its default action.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     die_of_deadly_signals()
     warnings.showwarning = show_warning
     Worker(confinement=confinement).serve(in_fd, out_fd)

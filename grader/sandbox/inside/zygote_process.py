@@ -238,10 +238,6 @@ def _worker(libc: Any, alive_r: int, fds: list[int], message: dict[str, Any]) ->
     _check(mount(b"proc", b"/proc", b"proc", ctypes.c_ulong(MS_NOSUID | MS_NODEV | MS_NOEXEC),
                  None), "mount /proc")
     os.chdir(str(message["cwd"]))
-    # The middle process left SIGINT at its default action, which PID 1 never takes for a
-    # signal sent from inside its namespace: the student's code must get KeyboardInterrupt,
-    # as in a fresh interpreter (which installs this handler at start).
-    signal.signal(signal.SIGINT, signal.default_int_handler)
     os.environ.clear()
     os.environ.update({str(k): str(v) for k, v in message["env"].items()})
     numpy = sys.modules.get("numpy")
