@@ -45,7 +45,13 @@ def to_python(source: str) -> str:
         parse(source)
         return source  # plain Python: most cells
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        pass
+        return transform(source)
+
+
+def transform(source: str) -> str:
+    """`to_python` of a cell that is not plain Python (the caller parsed it and failed).
+
+    Raises TooMuchIPython as `to_python` does."""
     source = _AUTOMAGIC.sub(r"\1%\2", source)
     try:
         with _PARSING:  # IPython's transforms compile too

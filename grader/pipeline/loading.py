@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from grader.errors import SubmissionError
 from grader.pipeline import notebooks, submissions
-from grader.pipeline.ipython_syntax import TooMuchIPython, parse, to_python
+from grader.pipeline.ipython_syntax import TooMuchIPython, parse, transform
 from grader.pipeline.notebooks import RESAVE
 from grader.sandbox.limits import Limits
 from grader.submission import Cell, Statement, Submission
@@ -138,27 +139,49 @@ def _notebook_sources(name: str, text: str, assignment: str | None = None
 
 
 def prepare_cell(index: int, source: str, automagic: bool = True) -> Cell:
-    """Transform a cell's source and split it into top-level statements."""
+    """Transform a cell's source and split it into top-level statements. Plain Python (most
+    cells) is parsed once."""
+    filename = f"<cell {index}>"
     try:
-        python = to_python(source) if automagic else source
-    except TooMuchIPython as exc:
-        return Cell(index, source, (), syntax_error=str(exc))
-    try:
-        tree = parse(python, filename=f"<cell {index}>")
-    except SyntaxError as exc:
-        return Cell(index, python, (),
-                    syntax_error=cap(f"SyntaxError: {exc.msg} (line {exc.lineno})"))
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return Cell(index, python, (), syntax_error=f"cannot be parsed: {type(exc).__name__}")
+        tree = parse(source, filename=filename)
+        python = source
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        try:
+            python = transform(source) if automagic else source
+        except TooMuchIPython as exc:
+            return Cell(index, source, (), syntax_error=str(exc))
+        try:
+            tree = parse(python, filename=filename)
+        except SyntaxError as exc:
+            return Cell(index, python, (),
+                        syntax_error=cap(f"SyntaxError: {exc.msg} (line {exc.lineno})"))
+        except (ValueError, RecursionError, MemoryError) as exc:
+            return Cell(index, python, (),
+                        syntax_error=f"cannot be parsed: {type(exc).__name__}")
     statements = tuple(Statement(i, node.lineno, skip_reason(node))
                        for i, node in enumerate(tree.body))
     return Cell(index, python, statements, imports=_imports(tree))
 
 
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+"""The fields that hold statements (an `except` clause's and a `case`'s hold a body)."""
+
+
+def _statements(nodes: Sequence[ast.AST]) -> Iterator[ast.AST]:
+    """Every statement among `nodes` and in their bodies, at any depth; never an expression,
+    where no import can be (a list of 300,000 numbers is one statement, not 300,000 nodes)."""
+    for node in nodes:
+        yield node
+        for field in _BODIES:
+            inner = getattr(node, field, None)
+            if isinstance(inner, list):
+                yield from _statements(inner)
+
+
 def _imports(tree: ast.Module) -> tuple[str, ...]:
     """The top-level packages that the import statements of `tree` name, anywhere in it."""
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             names.update(alias.name.partition(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
