@@ -100,6 +100,7 @@ class KernelTransport:
         self._folders: list[Path] = []
         self._context: zmq.asyncio.Context | None = None
         self._executed = 0
+        self._sources: dict[int, str] = {}  # each cell's, as the session sent it
         self._nonce = ""
 
     @property
@@ -153,6 +154,7 @@ class KernelTransport:
         process = getattr(manager.provisioner, "process", None)
         self._proc = process if isinstance(process, subprocess.Popen) else None
         self._executed = 0
+        self._sources = {}
         return confined
 
     def stop(self) -> None:
@@ -195,7 +197,9 @@ class KernelTransport:
                 limit: int = MAX_REPLY_BYTES) -> tuple[dict[str, Any], Any]:
         op = header.get("op")
         if op == "exec":
-            return self._exec(header, value.tobytes().decode(), deadline), None
+            if value is not None:  # the session sends a cell's source once per kernel
+                self._sources[int(header["cell"])] = value.tobytes().decode()
+            return self._exec(header, self._sources[int(header["cell"])], deadline), None
         if op == "snapshot":  # the kernel runs the statements itself: tell the count
             header = dict(header, executed=self._executed)
         elif op == "hello":  # the kernel has a real IPython shell of its own
