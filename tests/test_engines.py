@@ -101,12 +101,17 @@ def test_error_lines_count_from_the_start_of_the_cell(make_submission, engine):
 # --------------------------------------------------------------------------- large cells
 
 QUOTES = 600_000
+CONTROLS = 800_000
 LARGE = [
     # 0.6 MB of code, within the 1 MB limit for a cell; as a JSON string, 1.2 MB.
     "S = '" + '"' * QUOTES + "'\n\n1 / 0",
     "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)",
     # The worker that replaced the one killed ran cell 1's first statement again.
     "print(len(S), S.count('\"'))",
+    # 0.8 MB, 4.8 MB as JSON: a kernel echoes it to the grader, whose sockets once closed on
+    # a message over 4 MiB and lost every output after it (the cells still said "ok").
+    "T = '" + "\x01" * CONTROLS + "'\nprint(len(T))",
+    "print('after')",
 ]
 
 
@@ -120,7 +125,7 @@ def test_a_large_cell_within_the_limit_runs_and_is_replayed(make_submission, eng
         (2, CellStatus.CRASHED, "line 2: the interpreter was stopped by SIGTERM (exit code "
                                 "143), while it ran; only this statement was lost"),
     ]
-    assert result.output == f"{QUOTES} {QUOTES}\n"
+    assert result.output == f"{QUOTES} {QUOTES}\n{CONTROLS}\nafter\n"
 
 
 # --------------------------------------------------------------------------- signals

@@ -39,7 +39,14 @@ from grader.results import CellStatus
 from grader.sandbox import isolation
 from grader.sandbox.inside import processes
 from grader.sandbox.inside.protocol import Reply
-from grader.sandbox.kernel_channels import Channels, Client, bounded, never_reconnect, pipes
+from grader.sandbox.kernel_channels import (
+    Client,
+    bounded,
+    channels,
+    message_bound,
+    never_reconnect,
+    pipes,
+)
 from grader.sandbox.limits import CappedOutput, Limits
 from grader.sandbox.resources import Extra, Resources
 from grader.sandbox.transport import (
@@ -109,7 +116,8 @@ class KernelTransport:
 
     def start(self, resources: Resources) -> bool:
         home = resources.home
-        self._context = bounded()
+        bound = message_bound(int(self.limits.cell_code_mb * (1 << 20)))
+        self._context = bounded(bound)
         # A new folder at each start: nothing a kernel before left there is ever used.
         shared = Path(tempfile.mkdtemp(prefix="kernel-", dir=home))  # connection, sockets
         specs = Path(tempfile.mkdtemp(prefix="grader-kernelspec-"))  # the grader's alone
@@ -129,7 +137,7 @@ class KernelTransport:
                                      kernel_spec_manager=KernelSpecManager(
                                          kernel_dirs=[str(specs)]),
                                      context=self._context)
-        manager.client_factory = Channels  # its sockets, not only the manager's, bounded
+        manager.client_factory = channels(bound)  # its sockets too, not only the manager's
         client = Client(new_notebook(), km=manager,
                          timeout=int(math.ceil(self.limits.cell_timeout)),
                          log=_QUIET, allow_errors=True, interrupt_on_timeout=True,

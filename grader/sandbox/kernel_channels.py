@@ -22,6 +22,16 @@ from grader.sandbox.inside.kernel_agent import KERNEL_CHANNEL_ENV
 # connection (the kernel's code can print gigabytes at once), and at most QUEUED wait.
 MAX_MESSAGE = 4 << 20
 QUEUED = 16
+ESCAPED = 6
+"""Bytes of JSON one byte of code can take (a control character is written \\u0001)."""
+
+
+def message_bound(code_bytes: int) -> int:
+    """The largest message the grader's sockets take from a kernel that runs statements of up
+    to `code_bytes` bytes: the kernel echoes each statement's code on its iopub socket as
+    JSON, and an echo over the bound would end that connection, losing every output after
+    it."""
+    return max(MAX_MESSAGE, ESCAPED * code_bytes + (64 << 10))
 
 
 class Client(NotebookClient):
@@ -82,16 +92,24 @@ class Channels(AsyncKernelClient):
     bounded context (`bounded`): the client makes a context of its own otherwise, and the
     manager's settings never reach the sockets that read the kernel's messages."""
 
+    max_message = MAX_MESSAGE
+    """Its bound (`channels` makes a class with another)."""
+
     def _context_default(self) -> zmq.asyncio.Context:
         self._created_context = True  # destroyed with the client's channels
-        return bounded()
+        return bounded(self.max_message)
 
 
-def bounded() -> zmq.asyncio.Context:
+def channels(max_message: int) -> type[Channels]:
+    """`Channels` bounded at `max_message` bytes a message (the manager makes the client)."""
+    return type("Channels", (Channels,), {"max_message": max_message})
+
+
+def bounded(max_message: int = MAX_MESSAGE) -> zmq.asyncio.Context:
     """A ZeroMQ context whose sockets hold little for the grader: a message over
-    `MAX_MESSAGE` ends its connection, and at most `QUEUED` wait to be read."""
+    `max_message` ends its connection, and at most `QUEUED` wait to be read."""
     context = zmq.asyncio.Context()
-    context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)
+    context.setsockopt(zmq.MAXMSGSIZE, max_message)
     context.setsockopt(zmq.RCVHWM, QUEUED)
     return context
 
