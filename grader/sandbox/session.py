@@ -101,7 +101,7 @@ class Session:
         self.transport = transport or transport_for(config, self.offer, self.output)
         self._resources: Resources | None = None
         self._replay: list[tuple[Cell, int]] = []  # index -1: a snapshot after the cell
-        self._given: set[int] = set()  # the cells whose source the worker holds
+        self._given: set[int] = set()  # cells whose source the worker holds
 
     @property
     def worker(self) -> WorkerStart:
@@ -197,17 +197,20 @@ class Session:
                 f"at start ({hello.get('confine_error') or hello.get('status')}); run "
                 "`grade doctor`")
         assert self._resources is not None
-        self._given = set()  # a new worker: it holds no cell's source yet
+        self._given = set()  # a new worker holds no cell's source yet
         self.isolation = isolation.describe(self.offer, str(hello.get("confinement") or ""),
                                             self._resources.memory(), self.transport.started)
 
     def _exec_request(self, cell: Cell, index: int,
                       quiet: bool = False) -> tuple[dict[str, Any], np.ndarray | None]:
-        """`_exec_request` for this session's worker, which is sent each cell's source once:
-        a worker that fails to take it is replaced, and a new one is given it again."""
-        given = cell.index in self._given
+        """The request to run statement `index` of `cell`; the cell's source goes as bytes once
+        to each worker (in JSON, escapes may pass the header's limit; 4,000 statements: 12 s)."""
+        header = {"op": "exec", "cell": cell.index, "stmt": index,
+                  "timeout": self.limits.cell_timeout, **({"quiet": True} if quiet else {})}
+        if cell.index in self._given:
+            return header, None
         self._given.add(cell.index)
-        return _exec_request(cell, index, self.limits.cell_timeout, given, quiet)
+        return header, np.frombuffer(cell.source.encode(), dtype=np.uint8)
 
     def _request(self, header: dict[str, Any], value: Any, timeout: float,
                  limit: int = MAX_REPLY_BYTES) -> tuple[dict[str, Any], Any]:
@@ -395,15 +398,3 @@ class Session:
         self.transport.settle()
         return self.output.late.text() if self.output.late is not None else ""
 
-
-def _exec_request(cell: Cell, index: int, timeout: float, given: bool,
-                  quiet: bool = False) -> tuple[dict[str, Any], np.ndarray | None]:
-    """The request to run statement `index` of `cell`, and its value: the cell's source as
-    UTF-8 bytes, which travel as an array of their own, unless the worker holds it (`given`).
-    Not in the JSON header: there a cell within the code limit could grow past the header's
-    limit (a quote or a control character is escaped into 2 to 6 bytes). Once per worker: a
-    cell of N statements sent with each would cost N times its size (12 s for 4,000)."""
-    header = {"op": "exec", "cell": cell.index, "stmt": index, "timeout": timeout}
-    if quiet:
-        header["quiet"] = True
-    return header, None if given else np.frombuffer(cell.source.encode(), dtype=np.uint8)
