@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from grader import isotime
 from grader.errors import UsageError
 from grader.ingest.handed import Handed, Read, files_in, frozen
 from grader.pipeline import submissions
@@ -57,7 +58,7 @@ def when(value: object) -> datetime | None:
     """A `:created_at:` as a time zone aware datetime (UTC when it names no zone)."""
     if isinstance(value, str):
         try:
-            value = datetime.fromisoformat(value.strip().replace(" ", "T", 1))
+            value = isotime.parse(value.strip().replace(" ", "T", 1))
         except ValueError:
             return None
     if not isinstance(value, datetime):

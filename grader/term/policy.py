@@ -23,7 +23,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from grader import text
+from grader import isotime, text
 from grader.errors import UsageError
 
 UNITS = {"hour": timedelta(hours=1), "day": timedelta(days=1)}
@@ -88,7 +88,7 @@ def parse_time(value: str, zone: ZoneInfo | None, where: str) -> datetime:
     """An ISO 8601 date and time: with its offset, or local to `zone`. `where` names the
     flag or file and line in the error."""
     try:
-        found = datetime.fromisoformat(value.strip())
+        found = isotime.parse(value)
     except ValueError:
         raise UsageError(f"{where}: {value!r} is not a date and time; write ISO 8601 with an "
                          "offset, for example 2026-03-01T23:59:00-05:00") from None
