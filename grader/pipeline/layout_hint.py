@@ -79,17 +79,13 @@ class Product:
         return f"`{self.text}` {where} {self.line}"
 
 
-def _unread() -> None:
-    return None
-
-
 @dataclass(frozen=True)
 class Hint:
     """The layout of an assignment and how to read what one exercise's source says of it."""
 
     layout: str
     """The assignment's `layout`; "" for none."""
-    read: Callable[[], tuple[Product, ...] | None] = _unread
+    read: Callable[[], tuple[Product, ...] | None]
     """The exercise's products that treat rows as tokens (`found_in`, None: unread), read
     only when a failure would say the layout: most gradings have none."""
 
