@@ -18,8 +18,9 @@ from nbclient import NotebookClient
 from grader.sandbox.inside import processes
 from grader.sandbox.inside.kernel_agent import KERNEL_CHANNEL_ENV
 
-# Bounds on what Jupyter's sockets hold for the grader: a message over MAX_MESSAGE ends the
-# connection (the kernel's code can print gigabytes at once), and at most QUEUED wait.
+# Bounds on what Jupyter's sockets hold for the grader: a message over MAX_MESSAGE (or over
+# `message_bound`, where the code limit makes that larger) ends the connection (the kernel's
+# code can print gigabytes at once), and at most QUEUED wait.
 MAX_MESSAGE = 4 << 20
 QUEUED = 16
 ESCAPED = 6
