@@ -1,7 +1,7 @@
-"""ISO 8601 times as Python 3.11's `datetime.fromisoformat` reads them, on every Python the
-grader accepts: Python 3.10's refuses a `Z` for UTC, an offset without its colon (`-0800`) and
-a fraction of a second of other than 3 or 6 digits, which instructors' files and platforms'
-exports write."""
+"""ISO 8601 times as instructors' files and platforms' exports write them, read in one place:
+`datetime.fromisoformat`, after surrounding space is dropped and a lower-case `z` for UTC, an
+offset without its colon (`-0800`) and a fraction of a second of any length are written in
+the one form every Python reads."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ _FRACTION = re.compile(r"\.(\d+)")
 
 
 def normal(value: str) -> str:
-    """`value` written as Python 3.10 reads it: surrounding space dropped, `Z` as `+00:00`,
-    an offset's colon, a fraction of a second in 6 digits (cut, as 3.11 cuts it)."""
+    """`value` in the plainest form `fromisoformat` reads: surrounding space dropped, `Z` or
+    `z` as `+00:00`, an offset's colon, a fraction of a second in 6 digits (longer ones cut)."""
     text = _OFFSET.sub(r"\1:\2", _ZULU.sub("+00:00", value.strip()))
     return _FRACTION.sub(lambda digits: "." + f"{digits[1]:0<6}"[:6], text)
 

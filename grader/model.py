@@ -24,7 +24,7 @@ Inputs = tuple[Any, ...]
 """Positional arguments for one call: arrays, ints, floats or None."""
 
 
-class Visibility(str, enum.Enum):
+class Visibility(enum.StrEnum):
     """Who may see a case's inputs and expected values."""
 
     PUBLIC = "public"

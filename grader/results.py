@@ -13,7 +13,7 @@ import numpy as np
 from grader.model import PRACTICE, Visibility
 
 
-class CellStatus(str, enum.Enum):
+class CellStatus(enum.StrEnum):
     """What happened when a cell (or one statement of it) ran."""
 
     OK = "ok"
@@ -23,7 +23,7 @@ class CellStatus(str, enum.Enum):
     SKIPPED = "skipped"
 
 
-class CheckStatus(str, enum.Enum):
+class CheckStatus(enum.StrEnum):
     """The outcome of a check, of an exercise's checks, or of one call of an exercise (where
     PASSED means it returned a value)."""
 
@@ -34,7 +34,7 @@ class CheckStatus(str, enum.Enum):
     TIMEOUT = "timeout"
 
 
-class Verdict(str, enum.Enum):
+class Verdict(enum.StrEnum):
     """What one check found, in the few words a hidden check may say of it: every verdict
     but PASSED is a way to fail, and the student-facing text of a hidden check depends on
     its submission only through this, a catalogued diagnosis and a usual exception class
@@ -51,7 +51,7 @@ class Verdict(str, enum.Enum):
     NOT_WRITTEN = "not written"
 
 
-class ResultStatus(str, enum.Enum):
+class ResultStatus(enum.StrEnum):
     """Whether a submission could be graded at all."""
 
     GRADED = "graded"

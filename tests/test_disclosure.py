@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -23,7 +23,7 @@ from grader.results import Result
 from grader.sandbox.limits import Limits
 from tests.conftest import ROOT
 
-DUE = datetime(2030, 6, 1, 18, 0, tzinfo=timezone.utc)
+DUE = datetime(2030, 6, 1, 18, 0, tzinfo=UTC)
 SOLUTION = (ROOT / "solutions" / "positional_encoding.py").read_text()
 POSITIONS_FROM_ONE = SOLUTION.replace("np.arange(seq_len)", "np.arange(1, seq_len + 1)")
 # Right up to 16 features, the width of every public case: only a hidden case fails, with no

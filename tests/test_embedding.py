@@ -86,10 +86,7 @@ def test_one_hidden_cell_before_the_import_and_the_line_stays_the_same(released)
 
 
 def test_the_versions_it_asks_for_are_pyprojects():
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
+    import tomllib
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     defaults = inspect.signature(carried.unpack_self_check).parameters

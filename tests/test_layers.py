@@ -114,10 +114,7 @@ def test_every_module_is_small_and_says_its_job():
 def test_the_sandbox_contract_forbids_every_module_outside_the_inside_package():
     """The forbidden contract is a list; this keeps it whole: a module added to the grader
     outside `grader.sandbox.inside` is forbidden to what runs inside until listed there."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
+    import tomllib
 
     contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
     (inside,) = [c for c in contracts["contracts"]

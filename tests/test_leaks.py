@@ -26,13 +26,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from importlib import metadata
 from pathlib import Path
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # a dependency of the grader before 3.11
-    import tomli as tomllib
 
 import pytest
 from packaging.requirements import Requirement

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -84,12 +84,12 @@ def test_a_time_zone_name_places_a_naive_deadline_and_a_day_is_24_hours_across_d
     assert due.utcoffset() == timedelta(hours=-5)
     next_evening = policy.parse_time("2026-03-08T23:59:00", NY, "test")
     assert next_evening.utcoffset() == timedelta(hours=-4)
-    assert next_evening.astimezone(timezone.utc) - due == timedelta(hours=23)
+    assert next_evening.astimezone(UTC) - due == timedelta(hours=23)
     rules = policy.Policy(due, policy.parse_late("10%/day"))
     assert policy.assess(rules, next_evening).percent == 10.0
     assert policy.assess(rules, next_evening + timedelta(hours=1, seconds=1)).percent == 20.0
     # The deadline is shown in its own offset, the submission's zone does not matter.
-    shown = policy.assess(rules, next_evening.astimezone(timezone.utc))
+    shown = policy.assess(rules, next_evening.astimezone(UTC))
     assert "the deadline of 2026-03-07 23:59 -05:00" in shown.explanation
 
 

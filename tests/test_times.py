@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -28,7 +28,7 @@ NEW_YORK = ZoneInfo("America/New_York")
 ])
 def test_moodle_times_in_the_zone_given(written, utc):
     found = times.moodle_time(written, NEW_YORK, "w.csv: line 2")
-    assert found.astimezone(timezone.utc).isoformat() == utc
+    assert found.astimezone(UTC).isoformat() == utc
 
 
 @pytest.mark.parametrize(("written", "message"), [

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,11 +20,6 @@ from typing import Any
 from grader.authoring import leaks
 from grader.errors import SpecError, SubmissionError
 from grader.pipeline import ipython_syntax, notebooks
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10 reads TOML with the backport
-    import tomli as tomllib
 
 BEGIN = "# BEGIN SOLUTION"
 END = "# END SOLUTION"

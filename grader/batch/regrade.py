@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from grader import text
@@ -58,7 +58,7 @@ def compare(student: str, submission: str, old: Result, new: Result) -> Change |
 
 def save(out: Path, assignment: str, changes: Sequence[Change], compared: int) -> Path:
     """Write OUT/regrade-<UTC timestamp>.json."""
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     path = Path(out) / f"regrade-{now.strftime('%Y%m%dT%H%M%S%fZ')}.json"
     path.write_text(json.dumps({"assignment": assignment, "at": now.isoformat(
         timespec="seconds"), "compared": compared, "changed": [asdict(c) for c in changes]},

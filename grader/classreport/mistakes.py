@@ -33,7 +33,7 @@ from grader.pipeline.diagnose import UNATTEMPTED
 from grader.results import CheckResult, ExerciseResult, Result
 
 
-class Source(str, enum.Enum):
+class Source(enum.StrEnum):
     """Why a diagnosis is advice rather than a student's own mistake."""
 
     GIVEN = "given-code"

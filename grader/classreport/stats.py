@@ -38,7 +38,7 @@ MIN_SIMILAR_NODES = 60
 what anyone would write: it makes no group of similar submissions."""
 
 
-class Flag(str, enum.Enum):
+class Flag(enum.StrEnum):
     """Why a case deserves the instructor's look."""
 
     NEARLY_ALL_FAIL = "nearly-all-fail"

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 def unpack_self_check(bundle: "str", requires: "tuple[str, ...]" = (),  # noqa: UP037
                       numpy: "tuple[int, int]" = (1, 24),  # noqa: UP037
-                      python: "tuple[int, int]" = (3, 10)) -> "str | None":  # noqa: UP037
+                      python: "tuple[int, int]" = (3, 11)) -> "str | None":  # noqa: UP037
     """Unpack attention-grader's self-check (`bundle`: a zip, base64) for `from grader import
     check`; the path of the check data, or None where it cannot run (then check() says why).
     `numpy` and `python` are the oldest versions pyproject.toml accepts; `requires`, what the

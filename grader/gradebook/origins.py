@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
 
@@ -48,7 +48,7 @@ class Origin:
 
 def remember(book: Gradebook, assignment: str, origin: Origin) -> None:
     """Record where `assignment`'s submissions were read from, replacing an earlier record."""
-    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
     with book.connect() as db:
         db.execute(SCHEMA)
         db.execute("INSERT OR REPLACE INTO origins VALUES (?, ?, ?, ?, ?, ?)",

@@ -19,7 +19,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -150,7 +150,7 @@ class Gradebook:
         with self._connect() as db:
             db.executemany("UPDATE results SET submitted_at = ? WHERE student = ? AND "
                            "assignment = ? AND submission = ?",
-                           [(when.astimezone(timezone.utc).isoformat(), text.one_line(student),
+                           [(when.astimezone(UTC).isoformat(), text.one_line(student),
                              assignment, text.one_line(submission))
                             for student, submission, when in times])
 
@@ -205,11 +205,11 @@ def _row(student: str, submission: str, result: Result,
          submitted_at: datetime | None = None) -> tuple[object, ...]:
     """A result as a row of the table (`ROW_COLUMNS`, then the result); the names and the
     result's text are stored `clean`, as every reader of the file will show them."""
-    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
     if submitted_at is not None and submitted_at.utcoffset() is None:
         raise ValueError(f"{submission}: a submission time needs its time zone")
     submitted = None if submitted_at is None else \
-        submitted_at.astimezone(timezone.utc).isoformat()
+        submitted_at.astimezone(UTC).isoformat()
     return (text.one_line(student), result.assignment, text.one_line(submission),
             result.sha256, result.status.value, result.score, result.max_score, stamp,
             submitted, json.dumps(result_json.to_dict(result, instructor=True), sort_keys=True))

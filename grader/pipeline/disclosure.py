@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from grader.model import Assignment, Visibility
 from grader.results import Result
@@ -23,7 +23,7 @@ Clock = Callable[[], datetime]
 
 def wall_clock() -> datetime:
     """Now, in UTC."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def shown(assignment: Assignment, now: datetime) -> bool:
@@ -45,6 +45,6 @@ def disclose(result: Result, assignment: Assignment, now: datetime) -> Result:
                 check = replace(check, message=check.detail)
             checks.append(check)
         exercises.append(replace(exercise, checks=tuple(checks)))
-    when = after.astimezone(timezone.utc).isoformat(timespec="minutes") if after else ""
+    when = after.astimezone(UTC).isoformat(timespec="minutes") if after else ""
     return replace(result, exercises=tuple(exercises), show_hidden_after=when,
                    hidden_shown=visible)

@@ -14,7 +14,7 @@ from typing import Any
 from grader.text import clean
 
 
-class Engine(str, enum.Enum):
+class Engine(enum.StrEnum):
     """How a submission's worker is started (`--engine`)."""
 
     FAST = "fast"
@@ -25,7 +25,7 @@ class Engine(str, enum.Enum):
     """A real Jupyter kernel through nbclient, for full IPython fidelity."""
 
 
-class OnError(str, enum.Enum):
+class OnError(enum.StrEnum):
     """What happens after a statement fails (`--on-error`)."""
 
     STATEMENT = "statement"

@@ -44,7 +44,7 @@ TOO_LARGE = ("the worker sent far more data than the expected outputs hold; it w
 MAX_STRAY_FRAMES = 16
 
 
-class WorkerStart(str, enum.Enum):
+class WorkerStart(enum.StrEnum):
     """How a worker was started."""
 
     ZYGOTE = "zygote"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from grader import text
 from grader.gradebook import Gradebook
@@ -97,4 +97,4 @@ def in_force(entries: Sequence[Entry]) -> dict[tuple[str, str, str], Entry]:
 
 def now() -> str:
     """The time of an entry."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -19,7 +19,7 @@ import math
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -99,7 +99,7 @@ def parse_time(value: str, zone: ZoneInfo | None, where: str) -> datetime:
                          "(2026-03-01T23:59:00-05:00) or pass --timezone America/New_York")
     first, second = found.replace(tzinfo=zone, fold=0), found.replace(tzinfo=zone, fold=1)
     if first.utcoffset() != second.utcoffset():
-        back = first.astimezone(timezone.utc).astimezone(zone).replace(tzinfo=None)
+        back = first.astimezone(UTC).astimezone(zone).replace(tzinfo=None)
         why = "does not exist" if back != found else "happens twice"
         raise UsageError(f"{where}: {value} {why} in {zone.key} (a daylight-saving change); "
                          "give the offset, for example "
@@ -199,7 +199,7 @@ def duration(span: timedelta) -> str:
 
 
 def _utc(moment: datetime) -> datetime:
-    return moment.astimezone(timezone.utc)
+    return moment.astimezone(UTC)
 
 
 def _offset(moment: datetime) -> str:

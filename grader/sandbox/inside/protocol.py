@@ -29,7 +29,7 @@ MAX_DTYPE = 8
 MAX_DIMENSIONS = 32
 
 
-class Reply(str, enum.Enum):
+class Reply(enum.StrEnum):
     """What a worker's reply says happened: the "status" of its header."""
 
     OK = "ok"
@@ -61,7 +61,7 @@ class Reply(str, enum.Enum):
     def of(cls, header: dict[str, Any]) -> Reply:
         """The status of a reply header; anything unexpected is UNKNOWN."""
         try:
-            return cls(header.get("status"))
+            return cls(str(header.get("status")))
         except ValueError:
             return cls.UNKNOWN
 

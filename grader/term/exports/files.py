@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from grader import text
@@ -89,7 +89,7 @@ def remember(out: Path, fmt: str, sheet: Sheet) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     known = _last(out, fmt)[1]
     known.update(grades_of(sheet))
-    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
     path.write_text(json.dumps({"at": stamp, "grades": known}, indent=1, sort_keys=True),
                     encoding="utf-8")
 
