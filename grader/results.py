@@ -24,8 +24,7 @@ class CellStatus(enum.StrEnum):
 
 
 class CheckStatus(enum.StrEnum):
-    """The outcome of a check, of an exercise's checks, or of one call of an exercise (where
-    PASSED means it returned a value)."""
+    """The outcome of a check, or of an exercise's checks (a call's is a `CallOutcome`)."""
 
     PASSED = "passed"
     FAILED = "failed"
