@@ -19,10 +19,13 @@ import stat
 import threading
 import time
 
+import nbformat
 import pytest
 
 from grader.course import registry
 from grader.pipeline import grading
+from grader.sandbox import kernel_channels
+from grader.sandbox.inside import kernel_agent
 from grader.sandbox.limits import Limits
 from tests.conftest import OwnProcesses
 from tests.helpers.honest import HONEST, HONEST_SCORE
@@ -253,6 +256,48 @@ for _ in range(4):
     assert result.score == HONEST_SCORE
 
 
+@pytest.mark.parametrize("engine", ["kernel", "fast"])
+def test_an_output_larger_than_the_sockets_take_loses_only_what_is_past_the_cap(tmp_path,
+                                                                                engine):
+    """One write larger than Jupyter's sockets accept (`kernel_channels.message_bound`: 6 MiB
+    at the default code limit) closed the kernel's output connection: that
+    output and every later one were lost, and nothing said so. Now the kernel sends what
+    the grader keeps and the number of bytes past it, and both engines say the same."""
+    result = grade(tmp_path, '''
+import sys
+sys.stdout.write("x" * 8_000_000)
+print("and after it")
+''', dataclasses.replace(OPTIONS, engine=engine))
+    assert result.status.value == "graded" and not result.grader_failed
+    assert result.score == HONEST_SCORE
+    kept = OPTIONS.limits.output_bytes
+    assert "x" * kept in result.output and "x" * (kept + 1) not in result.output
+    assert f"[grader] {8_000_000 + len('and after it') + 1 - kept} more bytes of output " \
+           "were dropped" in result.output
+
+
+def test_a_large_output_in_pieces_is_kept_as_the_fast_engine_keeps_it(tmp_path):
+    """With a cap larger than one piece (`kernel_agent.PIECE` characters), the kernel sends
+    what is kept in several messages, escaped characters and all (the one message this write
+    was, 8.8 MB as JSON, was lost with every output after it), and both engines keep the same
+    bytes and count the same dropped."""
+    limits = dataclasses.replace(OPTIONS.limits, output_bytes=600_000)
+    outputs = {}
+    for engine in ("kernel", "fast"):
+        folder = tmp_path / engine
+        folder.mkdir()
+        result = grade(folder, '''
+import sys
+sys.stdout.write("\\u00e9\\x01" * 1_100_000)
+''', dataclasses.replace(OPTIONS, engine=engine, limits=limits))
+        assert result.score == HONEST_SCORE
+        outputs[engine] = result.output
+    assert outputs["kernel"] == outputs["fast"]
+    # The control characters are not shown (`grader.text`): 200,000 pairs are 600,000 bytes.
+    assert outputs["fast"] == ("\u00e9" * 200_000
+                               + "\n[grader] 2700000 more bytes of output were dropped")
+
+
 @pytest.mark.parametrize("forged", [
     "ip.kernel.session.send(ip.kernel.iopub_socket, 'status', {}, parent=ip.parent_header)",
     "ip.kernel.session.send(ip.kernel.iopub_socket, 'comm_msg', {'comm_id': 'x'}, "
@@ -299,3 +344,25 @@ def test_a_stream_saved_before_the_call_prints_in_it(make_submission):
         assert sorted(printed.split("\n\n")[0].splitlines()) == ["logged 3", "mask of 3"]
         seen[engine] = (result.score, sorted(result.output.splitlines()))
     assert seen["fast"] == seen["kernel"]
+
+
+@pytest.mark.parametrize("said, counted", [
+    (2_000_000, 2_000_000), (0, 0), (-5, 0), ("9" * 9, 0), (True, 0), (2.5e6, 0), (None, 0),
+    (10**40, kernel_channels.MAX_UNSENT),
+])
+def test_what_a_kernel_says_it_did_not_send_counts_only_as_its_own_dropped_output(said,
+                                                                                   counted):
+    """The count of bytes a kernel did not send (`kernel_agent.DROPPED`) is the kernel's code's
+    to forge: a count that is no non-negative whole number counts nothing, and it only adds
+    to the statement's dropped output (and uses up what is left of its budget)."""
+    client = kernel_channels.Client(nbformat.v4.new_notebook())
+    client.clear_before_next_output = False  # as nbclient sets it before each cell
+    client.budget, client.overflow = 10, 0
+    message = {"msg_type": "stream", "parent_header": {}, "header": {"msg_type": "stream"},
+               "content": {"name": "stdout", "text": "abcdef",
+                           kernel_agent.DROPPED: said}}
+    outputs: list = []
+    client.output(outputs, message, None, 0)
+    assert [output["text"] for output in outputs] == ["abcdef"]
+    assert client.overflow == counted
+    assert client.budget == 10 - 6 - counted

@@ -38,6 +38,7 @@ from grader.errors import SandboxError
 from grader.results import CellStatus
 from grader.sandbox import isolation
 from grader.sandbox.inside import processes
+from grader.sandbox.inside.kernel_agent import KERNEL_OUTPUT_ENV
 from grader.sandbox.inside.protocol import Reply
 from grader.sandbox.kernel_channels import (
     Client,
@@ -127,6 +128,7 @@ class KernelTransport:
                                                     processes=KERNEL_THREADS,
                                                     writable=(shared,)))
         env["MALLOC_ARENA_MAX"] = "2"  # one 64 MiB arena per thread would eat the memory limit
+        env[KERNEL_OUTPUT_ENV] = str(self.limits.output_bytes)  # what its output hook sends
         (specs / SPEC).mkdir()
         (specs / SPEC / "kernel.json").write_text(json.dumps({
             "argv": [*isolation.command(resources.offer, "kernel_agent"), "-f",

@@ -16,7 +16,7 @@ from jupyter_client.asynchronous.client import AsyncKernelClient
 from nbclient import NotebookClient
 
 from grader.sandbox.inside import processes
-from grader.sandbox.inside.kernel_agent import KERNEL_CHANNEL_ENV
+from grader.sandbox.inside.kernel_agent import DROPPED, KERNEL_CHANNEL_ENV
 
 # Bounds on what Jupyter's sockets hold for the grader: a message over MAX_MESSAGE (or over
 # `message_bound`, where the code limit makes that larger) ends the connection (the kernel's
@@ -24,6 +24,8 @@ from grader.sandbox.inside.kernel_agent import KERNEL_CHANNEL_ENV
 MAX_MESSAGE = 4 << 20
 QUEUED = 16
 ESCAPED = 6
+MAX_UNSENT = 1 << 50
+"""Most bytes a kernel may say it did not send of one message (more than any could print)."""
 """Bytes of JSON one byte of code can take (a control character is written \\u0001)."""
 
 
@@ -60,8 +62,12 @@ class Client(NotebookClient):
         data = str(msg.get("content", {}).get("text", "")).encode("utf-8", "replace")
         room = max(0, self.budget)
         kept = data[:room].decode("utf-8", "ignore")
-        self.overflow += max(0, len(data) - room)
-        self.budget -= len(data)
+        # What the kernel did not send of a large message (`kernel_agent._in_pieces`); the
+        # kernel's code can say anything here, of its own output only.
+        unsent = msg.get("content", {}).get(DROPPED, 0)
+        unsent = min(unsent, MAX_UNSENT) if type(unsent) is int and unsent > 0 else 0
+        self.overflow += max(0, len(data) - room) + unsent
+        self.budget -= len(data) + unsent
         if kept:
             msg = dict(msg, content=dict(msg["content"], text=kept))
             return super().output(outs, msg, display_id, cell_index)
