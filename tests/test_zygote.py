@@ -4,7 +4,10 @@ property of a fresh one. Each test asserts that the zygote did run, so it fails 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -20,7 +23,7 @@ from grader.sandbox.session import SandboxConfig, Session
 from grader.sandbox.spares import READY_PER_KIND, Spares
 from grader.sandbox.transport import WorkerStart
 
-from .conftest import processes
+from .conftest import ROOT, processes
 
 LIMITS = Limits(cell_timeout=5, call_timeout=5, memory_mb=1024)
 PRELOAD = ("numpy",)
@@ -336,3 +339,24 @@ def test_a_zygote_whose_preload_is_not_installed_says_why():
         pool.client(isolation.offered(), ("no_such_module_here",))
     assert str(lost.value) == ("the zygote did not start (ModuleNotFoundError: No module named "
                                "'no_such_module_here')")
+
+
+BOOTS = """
+from grader.sandbox import isolation, zygote
+with zygote.Zygotes() as zygotes:
+    zygotes.client(isolation.offered(), ())
+"""
+
+
+@pytest.mark.skipif(not isolation.offered().namespaces, reason="no zygote without namespaces")
+def test_a_grader_that_writes_no_bytecode_has_a_zygote_that_writes_none(tmp_path):
+    """`-I` drops PYTHONDONTWRITEBYTECODE: the zygote wrote the bytecode of the modules it
+    imports into the grader's package folder, wherever the grader was told to write none."""
+    shutil.copytree(ROOT / "grader", tmp_path / "grader",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    done = subprocess.run([sys.executable, "-B", "-c", BOOTS], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert sorted(tmp_path.rglob("__pycache__")) == []

@@ -140,8 +140,16 @@ def command(offer: Offer, entry: str = "startup") -> list[str]:
     "kernel_agent" (an IPython kernel). The zygote starts the same way
     (`zygote.Client`), then forks the workers it is asked for.
     """
-    return [*offer.prefix, sys.executable, "-I", "-c",
+    return [*offer.prefix, *interpreter(), "-c",
             BOOT.format(parent=str(PACKAGE_PARENT), entry=entry)]
+
+
+def interpreter() -> list[str]:
+    """This Python, isolated from the grader's environment (`-I`: no PYTHON* variable, no
+    user site, no current folder on the path). `-I` also drops PYTHONDONTWRITEBYTECODE, so
+    the grader's own choice not to write bytecode is passed on (`-B`): a worker or zygote
+    would otherwise write it into the grader's package folder."""
+    return [sys.executable, "-I", *(["-B"] if sys.dont_write_bytecode else [])]
 
 
 def environment(home: Path) -> dict[str, str]:

@@ -73,7 +73,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 from collections.abc import Callable
@@ -152,7 +151,7 @@ class Client:
         # may make the workers' namespaces and mounts.
         unshare = next((part for part in offer.prefix if Path(part).name == "unshare"), "")
         prefix = [] if offer.root else [unshare, "--user", "--map-root-user"]
-        command = [*prefix, sys.executable, "-I", "-c",
+        command = [*prefix, *isolation.interpreter(), "-c",
                    BOOT.format(parent=str(isolation.PACKAGE_PARENT))]
         try:
             self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL,
