@@ -265,7 +265,6 @@ class KernelTransport:
         client.clear_display_id_mapping(0)
         client.timeout = int(max(1, round(timeout)))
         client.budget, client.overflow = self.limits.output_bytes, 0
-        client.received, client.lost = 0, 0
         started = time.monotonic()
         # nbclient interrupts a cell past its time, then waits for it again, forever: a
         # statement that ignores SIGINT is killed with its kernel past the limit and a grace.
@@ -319,7 +318,6 @@ class KernelTransport:
                 self.output.add(str(output.get("text", "")).encode())
         if not header.get("quiet") and self._client is not None:
             self.output.dropped += self._client.overflow
-            self.output.lost += self._client.lost
         error = next((o for o in outputs if o.get("output_type") == "error"), None)
         interrupted = elapsed >= timeout
         if error is None:

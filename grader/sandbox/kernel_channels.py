@@ -16,7 +16,7 @@ from jupyter_client.asynchronous.client import AsyncKernelClient
 from nbclient import NotebookClient
 
 from grader.sandbox.inside import processes
-from grader.sandbox.inside.kernel_agent import DROPPED, KERNEL_CHANNEL_ENV, SENT
+from grader.sandbox.inside.kernel_agent import DROPPED, KERNEL_CHANNEL_ENV
 
 # Bounds on what Jupyter's sockets hold for the grader: a message over MAX_MESSAGE (or over
 # `message_bound`, where the code limit makes that larger) ends the connection (the kernel's
@@ -46,12 +46,6 @@ class Client(NotebookClient):
     overflow = 0
     """Bytes of a statement's output dropped past its budget (counted as dropped, as the
     fast engine counts them)."""
-    received = 0
-    """Bytes of a statement's output received so far."""
-    lost = 0
-    """Bytes of a statement's output that the kernel sent and Jupyter's sockets dropped (it
-    printed faster than the grader read): what the kernel says it sent before a message
-    (`kernel_agent.SENT`), past what arrived."""
 
     def clear_output(self, outs: list[Any], msg: dict[str, Any], cell_index: int) -> None:
         """Keep what was printed before `clear_output()`: the grader shows all the output
@@ -70,22 +64,14 @@ class Client(NotebookClient):
         kept = data[:room].decode("utf-8", "ignore")
         # What the kernel did not send of a large message (`kernel_agent._in_pieces`); the
         # kernel's code can say anything here, of its own output only.
-        unsent = _count(msg.get("content", {}).get(DROPPED))
+        unsent = msg.get("content", {}).get(DROPPED, 0)
+        unsent = min(unsent, MAX_UNSENT) if type(unsent) is int and unsent > 0 else 0
         self.overflow += max(0, len(data) - room) + unsent
         self.budget -= len(data) + unsent
-        before = _count(msg.get("content", {}).get(SENT))
-        self.lost += max(0, before - self.received)
-        self.received = max(self.received, before) + len(data)
         if kept:
             msg = dict(msg, content=dict(msg["content"], text=kept))
             return super().output(outs, msg, display_id, cell_index)
         return None
-
-
-def _count(said: Any) -> int:
-    """A count of bytes the kernel's code says (it can say anything): a non-negative whole
-    number, at most `MAX_UNSENT`; anything else counts nothing."""
-    return min(said, MAX_UNSENT) if type(said) is int and said > 0 else 0
 
 
 @contextlib.contextmanager

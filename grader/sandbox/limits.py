@@ -106,8 +106,6 @@ class CappedOutput:
     chunks: list[bytes] = field(default_factory=list)
     size: int = 0
     dropped: int = 0
-    lost: int = 0
-    """Bytes that Jupyter's sockets dropped on their way from the kernel (`--engine kernel`)."""
     late: CappedOutput | None = None
 
     def seal(self) -> None:
@@ -129,8 +127,5 @@ class CappedOutput:
         text = clean(b"".join(self.chunks).decode("utf-8", "replace"))
         if self.dropped:
             text += f"\n[grader] {self.dropped} more bytes of output were dropped"
-        if self.lost:
-            text += (f"\n[grader] {self.lost} bytes of output were lost on their way from the "
-                     "Jupyter kernel, which printed faster than the grader could read")
         return text
 

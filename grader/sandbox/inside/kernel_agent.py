@@ -25,11 +25,6 @@ KERNEL_OUTPUT_ENV = "GRADER_KERNEL_OUTPUT"
 """The bytes of output the grader keeps of a statement (`Limits.output_bytes`)."""
 DROPPED = "grader_dropped"
 """The key of a stream message's content that counts the bytes the kernel did not send."""
-SENT = "grader_sent"
-"""The key of a stream message's content that counts the bytes of output the kernel sent
-before it for the same request: what goes missing between the two is seen by the next."""
-REMEMBERED = 64
-"""Requests whose counts of bytes sent are kept (a statement is one request)."""
 PIECE = 256 << 10
 """Most characters of output in one message: 1.5 MiB as JSON at most (6 bytes for a control
 character), well under what the grader's sockets take (`kernel_channels.MAX_MESSAGE`)."""
@@ -120,14 +115,10 @@ class InPieces:
     connection: every later output of the notebook would be lost. What the grader keeps of a
     statement (`_KEEP` characters hold at least its bytes) goes in pieces of at most `PIECE`
     characters; the rest is not sent, and the last piece counts its bytes (`DROPPED`), as
-    the fast engine counts what it drops. Each carries the bytes sent before it for its
-    request (`SENT`): Jupyter's sockets drop messages, silently, when the kernel prints faster
-    than the grader reads, and the grader then says how many bytes went missing. Anything
-    else passes to the session as it is."""
+    the fast engine counts what it drops. Anything else passes to the session as it is."""
 
     def __init__(self, session: Any) -> None:
         object.__setattr__(self, "_session", session)
-        object.__setattr__(self, "_sent", {})
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._session, name)
@@ -138,25 +129,15 @@ class InPieces:
     def send(self, socket: Any, msg: Any, *args: Any, **kwargs: Any) -> Any:
         content: Any = msg.get("content") if isinstance(msg, dict) else None
         text = content.get("text") if isinstance(content, dict) else None
-        if not isinstance(text, str) or msg.get("msg_type") != "stream":
+        if not isinstance(text, str) or msg.get("msg_type") != "stream" or len(text) <= PIECE:
             return self._session.send(socket, msg, *args, **kwargs)
-        parent = msg.get("parent_header") or {}
-        request = str(parent.get("msg_id", ""))
-        if len(text) <= PIECE:
-            pieces, dropped = [text], 0
-        else:
-            kept = text[:_KEEP]
-            dropped = len(text[_KEEP:].encode("utf-8", "replace"))
-            pieces = [kept[at:at + PIECE] for at in range(0, len(kept), PIECE)] or [""]
+        kept = text[:_KEEP]
+        dropped = len(text[_KEEP:].encode("utf-8", "replace"))
+        pieces = [kept[at:at + PIECE] for at in range(0, len(kept), PIECE)] or [""]
         sent = None
         for number, piece in enumerate(pieces, 1):
-            before = self._sent.pop(request, 0)
-            self._sent[request] = before + len(piece.encode("utf-8", "replace"))
-            while len(self._sent) > REMEMBERED:
-                del self._sent[next(iter(self._sent))]
             extra = {DROPPED: dropped} if number == len(pieces) and dropped else {}
-            said = {**content, "text": piece, SENT: before, **extra}
-            piece_msg = ({**msg, "content": said} if number == 1
-                         else self._session.msg("stream", said, parent=parent))
+            piece_msg = self._session.msg("stream", {**content, "text": piece, **extra},
+                                          parent=msg.get("parent_header"))
             sent = self._session.send(socket, piece_msg, *args, **kwargs)
         return sent
