@@ -240,6 +240,26 @@ def test_a_grader_that_ignores_sigint_gives_its_workers_pythons_handler(make_sub
     assert seen == {"fast": INTERRUPTED, "fresh": INTERRUPTED}
 
 
+def test_a_grader_that_ignores_deadly_signals_passes_none_of_that_on(make_submission):
+    """A grader started by `nohup` ignores SIGHUP, and every interpreter it starts inherits
+    that: the student's `signal.raise_signal(signal.SIGHUP)` ran on ("ok") where a Jupyter
+    kernel dies of it. Ignored by the grader, a signal is not ignored by its workers."""
+    path = make_submission(SIGNALS)
+    deadly = (signal.SIGHUP, signal.SIGUSR1)
+    previous = {number: signal.signal(number, signal.SIG_IGN) for number in deadly}
+    try:
+        seen = {engine: cells(grade(path, engine)) for engine in ("fast", "fresh")}
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    stopped, lost = "the interpreter was stopped by", "while it ran; only this statement was lost"
+    for engine, found in seen.items():
+        assert found[1:] == [
+            (3, CellStatus.CRASHED, f"line 3: {stopped} SIGHUP (exit code 129), {lost}"),
+            (4, CellStatus.CRASHED, f"line 1: {stopped} SIGUSR1 (exit code 138), {lost}"),
+        ], engine
+
+
 # --------------------------------------------------------------------------- calls that print
 
 # The book's own habits: a print of the shapes inside the function, and a softmax that does

@@ -36,18 +36,21 @@ def raise_timeout(signum: int, frame: Any) -> None:
 
 
 def die_of_deadly_signals() -> None:
-    """As PID 1 of a namespace, end on a deadly signal as any other process would."""
-    if os.getpid() != 1:
-        return  # not init: the kernel applies the default action itself
+    """End on a deadly signal as any other process would. A signal ignored when the worker
+    started was ignored by the grader, which passes that on to the interpreters it starts
+    (`nohup` ignores SIGHUP), and is not the student's: it gets the default action again.
+    As PID 1 of a namespace, a handler does what the default action would."""
+    init = os.getpid() == 1  # else the kernel applies the default action itself
     for number in processes.DEADLY:
         try:
-            if signal.getsignal(number) == signal.SIG_DFL:
-                signal.signal(number, _die_of)
+            if signal.getsignal(number) in (signal.SIG_DFL, signal.SIG_IGN):
+                signal.signal(number, _die_of if init else signal.SIG_DFL)
         except (OSError, ValueError):
             pass  # a signal this system does not let a process handle
-    # A process forked from the worker (a snapshot, a call, the student's own) is not init:
-    # the default action serves it, at once, even in the middle of a long C call.
-    os.register_at_fork(after_in_child=_default_deadly_signals)
+    if init:
+        # A process forked from the worker (a snapshot, a call, the student's own) is not
+        # init: the default action serves it, at once, even in the middle of a long C call.
+        os.register_at_fork(after_in_child=_default_deadly_signals)
 
 
 def _default_deadly_signals() -> None:
