@@ -128,7 +128,7 @@ class KernelTransport:
                                                     processes=KERNEL_THREADS,
                                                     writable=(shared,)))
         env["MALLOC_ARENA_MAX"] = "2"  # one 64 MiB arena per thread would eat the memory limit
-        env[KERNEL_OUTPUT_ENV] = str(self.limits.output_bytes)  # what its output hook sends
+        env[KERNEL_OUTPUT_ENV] = str(self.limits.output_bytes)  # kernel_agent.InPieces sends it
         (specs / SPEC).mkdir()
         (specs / SPEC / "kernel.json").write_text(json.dumps({
             "argv": [*isolation.command(resources.offer, "kernel_agent"), "-f",

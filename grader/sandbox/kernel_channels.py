@@ -24,9 +24,9 @@ from grader.sandbox.inside.kernel_agent import DROPPED, KERNEL_CHANNEL_ENV
 MAX_MESSAGE = 4 << 20
 QUEUED = 16
 ESCAPED = 6
+"""Bytes of JSON one byte of code can take (a control character is written \\u0001)."""
 MAX_UNSENT = 1 << 50
 """Most bytes a kernel may say it did not send of one message (more than any could print)."""
-"""Bytes of JSON one byte of code can take (a control character is written \\u0001)."""
 
 
 def message_bound(code_bytes: int) -> int:
@@ -62,7 +62,7 @@ class Client(NotebookClient):
         data = str(msg.get("content", {}).get("text", "")).encode("utf-8", "replace")
         room = max(0, self.budget)
         kept = data[:room].decode("utf-8", "ignore")
-        # What the kernel did not send of a large message (`kernel_agent._in_pieces`); the
+        # What the kernel did not send of a large message (`kernel_agent.InPieces`); the
         # kernel's code can say anything here, of its own output only.
         unsent = msg.get("content", {}).get(DROPPED, 0)
         unsent = min(unsent, MAX_UNSENT) if type(unsent) is int and unsent > 0 else 0
