@@ -32,7 +32,7 @@ character), well under what the grader's sockets take (`kernel_channels.MAX_MESS
 _WORKER: Worker | None = None
 _CHANNEL: tuple[int, int] = (-1, -1)
 _CONFINEMENT = Confinement()
-_KEEP = 64 << 10
+_KEEP = 0  # the grader's output limit, set by `main` (KERNEL_OUTPUT_ENV)
 
 
 def main() -> None:
@@ -42,7 +42,7 @@ def main() -> None:
     (their numbers in GRADER_KERNEL_CHANNEL), never through a file."""
     global _CHANNEL, _CONFINEMENT, _KEEP
     requests, replies = (int(fd) for fd in os.environ.pop(KERNEL_CHANNEL_ENV).split(","))
-    _KEEP = int(os.environ.pop(KERNEL_OUTPUT_ENV, _KEEP))
+    _KEEP = int(os.environ.pop(KERNEL_OUTPUT_ENV))
     for fd in (requests, replies):
         os.set_inheritable(fd, False)  # no process the student starts gets them
     _CHANNEL = (requests, replies)
