@@ -147,8 +147,8 @@ def command(offer: Offer, entry: str = "startup") -> list[str]:
 def interpreter() -> list[str]:
     """This Python, isolated from the grader's environment (`-I`: no PYTHON* variable, no
     user site, no current folder on the path). `-I` also drops PYTHONDONTWRITEBYTECODE, so
-    the grader's own choice not to write bytecode is passed on (`-B`): a worker or zygote
-    would otherwise write it into the grader's package folder."""
+    the grader's own choice not to write bytecode is passed on (`-B`): the zygote, which
+    imports before any confinement, wrote it into the grader's package folder."""
     return [sys.executable, "-I", *(["-B"] if sys.dont_write_bytecode else [])]
 
 
