@@ -100,6 +100,35 @@ def test_a_later_redefinition_replaces_the_snapshot(make_submission):
         assert session.call("f", "function", (0,), {}, None, at="definition").value == 2
 
 
+ASKS = ("def f(x):\n    import os\n"
+        "    return [os.getppid(), 'g' in globals(), 'N' in globals(), max(x, 0)]")
+"""Where the call ran (its process's parent), what it sees of the names bound later."""
+
+
+def test_after_definitions_only_a_call_as_defined_needs_no_snapshot(make_submission):
+    """Cells that only bind new names cannot change what f's cell left: no snapshot is forked
+    (the call "as defined" is a child of the worker, as the call at the end is), and the call
+    sees the state of f's cell: no g nor N, and the builtin max that a later cell shadowed."""
+    session, _ = run(make_submission, [ASKS, "def g():\n    pass\nN = 3",
+                                       "def max(a, b):\n    return -1"])
+    with session:
+        end = session.call("f", "function", (5,), {}, None, at="end").value
+        defined = session.call("f", "function", (5,), {}, None, at="definition").value
+    assert end[1:] == [True, True, -1]
+    assert defined == [end[0], False, False, 5]
+
+
+def test_a_statement_that_could_change_the_cell_is_preceded_by_the_snapshot(make_submission):
+    """A call runs code: the snapshot is forked before it, and what was bound between f's cell
+    and the fork is taken out of the calls made in it."""
+    session, _ = run(make_submission, [ASKS, "N = 3", "print('a call')", "def g():\n    pass"])
+    with session:
+        end = session.call("f", "function", (5,), {}, None, at="end").value
+        defined = session.call("f", "function", (5,), {}, None, at="definition").value
+    assert end[1:] == [True, True, 5]
+    assert defined[1:] == [False, False, 5] and defined[0] != end[0]
+
+
 def test_submission_deadline_stops_everything(make_submission):
     session = Session(SandboxConfig(Limits(cell_timeout=5, call_timeout=1, submission_timeout=1)))
     with session:

@@ -71,16 +71,20 @@ class CallProcess:
     """The statements the worker had run when it forked the process."""
     alive: bool = True
     """Whether it may serve another call: it has not been stopped."""
+    hide: tuple[str, ...] = ()
+    """Names taken out of the namespace in the process: bound after the cell whose state a
+    call "as defined" asks for (`inert`)."""
     verdict_due: bool = False
     """A call returned, and the process has yet to say whether it found the state as it was
     (it says so after its reply, while the grader judges the answer)."""
 
     @classmethod
     def start(cls, namespace: dict[str, Any], group: str, executed: int,
-              inherited: tuple[int, ...], max_bytes: int) -> CallProcess:
-        """Fork a call process of the namespace as it is now; `inherited` are the worker's
-        descriptors that the process must not keep (the worker's channel, its snapshots'),
-        `max_bytes` the most a request may carry."""
+              inherited: tuple[int, ...], max_bytes: int,
+              hide: tuple[str, ...] = ()) -> CallProcess:
+        """Fork a call process of the namespace as it is now, without the names `hide`;
+        `inherited` are the worker's descriptors that the process must not keep (the worker's
+        channel, its snapshots'), `max_bytes` the most a request may carry."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             pid = processes.fork()
@@ -93,11 +97,13 @@ class CallProcess:
                 ours.close()
                 for fd in inherited:
                     processes.close(fd)
+                for name in hide:
+                    namespace.pop(name, None)
                 serve(theirs, namespace, max_bytes)
             finally:
                 os._exit(0)
         theirs.close()
-        return cls(pid, ours, group, executed)
+        return cls(pid, ours, group, executed, hide=hide)
 
     def call(self, header: dict[str, Any], value: Any, limit: int) -> tuple[dict[str, Any], Any]:
         """Hand one call to the process; its reply (a frame to relay, with what it printed),

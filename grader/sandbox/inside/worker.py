@@ -12,8 +12,11 @@ forked from the grader, so no reference value is in its memory.
   (`call_process`) and relays its answer. The process serves the next call only if the call
   returned and left nothing that a later call could see (`state`); whatever else a call
   does to its process (hang, crash, corrupt globals) dies with it.
-- `snapshot` forks a copy of the namespace after a cell that (re)defined an exercise, so that
-  an exercise can also be called as it was when it was defined.
+- `snapshot` keeps the namespace as it is after a cell that (re)defined an exercise, so that
+  an exercise can also be called as it was when it was defined. The copy is a fork, taken
+  only when a later statement is about to run that could change what the cell left
+  (`inert`): a notebook whose later cells only define functions needs none, and a call "as
+  defined" then runs in the namespace without the names bound since.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any
 
 from grader.sandbox.inside import (
     displays,
+    inert,
     processes,
     protocol,
     shell,
@@ -78,6 +82,11 @@ class Worker:
         self.trees: dict[int, ast.Module] = {}
         self.watch: list[str] = []
         self.snapshots: dict[str, Snapshot] = {}
+        self.hidden: dict[str, tuple[str, ...]] = {}
+        """Exercise -> the names that a call in its snapshot takes out: bound, after its cell,
+        by statements that the snapshot was deferred past."""
+        self.pending: dict[str, list[str]] = {}
+        """Exercises (re)defined whose snapshot is not taken yet -> the names bound since."""
         self.seen: dict[str, int] = {}
         self.executed = 0  # statements run so far; a snapshot remembers the count it saw
         self.channel: tuple[int, ...] = ()
@@ -127,6 +136,12 @@ class Worker:
         if cell not in self.trees:
             self.trees[cell] = ast.parse(value.tobytes().decode(), filename=filename)
         node = self.trees[cell].body[index]
+        if self.pending:
+            bound = inert.binds_only(node, self.namespace)
+            if bound is None:  # it could change what the pending definitions left
+                self._take_snapshot()
+            for names in self.pending.values():
+                names.extend(bound or ())
         self.executed += 1
         # A statement replayed after a crash printed its output already: it prints nowhere.
         saved = streams.silence() if header.get("quiet") else None
@@ -177,17 +192,24 @@ class Worker:
         return failure(error, ours), None
 
     def op_snapshot(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
-        if "executed" in header:  # a kernel runs the statements itself and tells the count
+        """After a cell: the exercises it (re)defined get a snapshot, taken when a statement
+        that could change them is about to run (`op_exec`). A Jupyter kernel runs the
+        statements itself and says how many it ran: there, the snapshot is taken now."""
+        self.stop_caller()
+        for name in self.watch:
+            if name in self.namespace and id(self.namespace[name]) != self.seen.get(name):
+                self.seen[name] = id(self.namespace[name])
+                self._forget(name)
+                self.pending[name] = []
+        if "executed" in header:
             self.executed = int(header["executed"])
-        self._snapshot_new_definitions()
+            self._take_snapshot()
         return {"status": Reply.OK}, None
 
-    def _snapshot_new_definitions(self) -> None:
-        """Fork a snapshot for the exercises that the cell just (re)defined."""
-        self.stop_caller()
-        changed = [name for name in self.watch if name in self.namespace
-                   and id(self.namespace[name]) != self.seen.get(name)]
-        if not changed:
+    def _take_snapshot(self) -> None:
+        """Fork one snapshot for the exercises whose snapshot is pending."""
+        pending, self.pending = self.pending, {}
+        if not pending:
             return
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
@@ -209,23 +231,33 @@ class Worker:
         os.close(request_r)
         os.close(reply_w)
         snapshot = Snapshot(pid, request_w, reply_r, self.executed)
-        for name in changed:
-            self.seen[name] = id(self.namespace[name])
-            old = self.snapshots.get(name)
-            self.snapshots[name] = snapshot
-            if old is not None and old not in self.snapshots.values():
-                for fd in (old.requests, old.replies):
-                    processes.close(fd)
-                processes.kill_group(old.pid)
-                try:
-                    os.waitpid(old.pid, 0)
-                except ChildProcessError:
-                    pass  # already collected
+        for name, bound in pending.items():
+            self.snapshots[name], self.hidden[name] = snapshot, tuple(bound)
+
+    def _forget(self, name: str) -> None:
+        """Drop the snapshot of an exercise that was defined again; stop its process when no
+        other exercise's snapshot it is."""
+        old = self.snapshots.pop(name, None)
+        self.hidden.pop(name, None)
+        if old is None or old in self.snapshots.values():
+            return
+        for fd in (old.requests, old.replies):
+            processes.close(fd)
+        processes.kill_group(old.pid)
+        try:
+            os.waitpid(old.pid, 0)
+        except ChildProcessError:
+            pass  # already collected
 
     def op_call(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
-        name, kind = header["name"], header["kind"]
         if header.get("at") == "definition":
             return self._call_in_snapshot(header, value)
+        return self._call(header, value, tuple(header.get("hide") or ()))
+
+    def _call(self, header: dict[str, Any], value: Any,
+              hide: tuple[str, ...]) -> tuple[dict[str, Any], Any]:
+        """The call, in a call process of the namespace without the names `hide`."""
+        name, kind = header["name"], header["kind"]
         target = self.namespace.get(name)
         wanted = "class" if kind == "class" else "function"
         if target is None:
@@ -235,7 +267,7 @@ class Worker:
             return {"status": Reply.MISSING, "message": f"{name} is of type "
                     f"{type(target).__name__}, not a {wanted}"}, None
         caller = self._caller(str(header.get("group", "")), bool(header.get("fresh")),
-                              float(header["timeout"]))
+                              float(header["timeout"]), hide)
         if isinstance(caller, OSError):  # the student's processes used up the limit
             return {"status": Reply.REFUSED, "message": "no process could be started for the call "
                     f"({caller.strerror}): too many processes are still running"}, None
@@ -246,13 +278,14 @@ class Worker:
             self.caller = caller
         return reply, frame
 
-    def _caller(self, group: str, fresh: bool, timeout: float) -> CallProcess | OSError:
+    def _caller(self, group: str, fresh: bool, timeout: float,
+                hide: tuple[str, ...]) -> CallProcess | OSError:
         """The call process for the next call: the current one while it may serve it (same
-        group, no statement since, not asked for a fresh one, and it found the state as it
-        was), else a new fork."""
+        group, no statement since, the same names taken out, not asked for a fresh one, and
+        it found the state as it was), else a new fork."""
         caller, self.caller = self.caller, None
         if caller is not None:
-            if caller.alive and not fresh and caller.group == group \
+            if caller.alive and not fresh and caller.group == group and caller.hide == hide \
                     and caller.executed == self.executed and caller.reusable(timeout):
                 return caller
             caller.stop()
@@ -260,7 +293,7 @@ class Worker:
                                       for fd in (snap.requests, snap.replies)))
         try:
             return CallProcess.start(self.namespace, group, self.executed, inherited,
-                                     MAX_CHILD_BYTES)
+                                     MAX_CHILD_BYTES, hide)
         except OSError as exc:
             return exc
 
@@ -272,12 +305,18 @@ class Worker:
 
     def _call_in_snapshot(self, header: dict[str, Any],
                           value: Any) -> tuple[dict[str, Any], Any]:
-        snapshot = self.snapshots.get(header["name"])
-        if snapshot is None or snapshot.executed == self.executed:
+        name = header["name"]
+        if name in self.pending:  # not taken: only statements that bind new names ran since
+            bound = tuple(self.pending[name])
+            if not bound:
+                return {"status": Reply.NO_SNAPSHOT}, None  # the same state as the end
+            return self._call(dict(header, at="end"), value, bound)
+        snapshot, hide = self.snapshots.get(name), self.hidden.get(name, ())
+        if snapshot is None or snapshot.executed == self.executed and not hide:
             return {"status": Reply.NO_SNAPSHOT}, None  # none, or the same state as the end
         timeout = float(header["timeout"]) + 1.0
         try:
-            protocol.send(snapshot.requests, dict(header, at="end"), value)
+            protocol.send(snapshot.requests, dict(header, at="end", hide=list(hide)), value)
             frame = protocol.read_frame(snapshot.replies, time.monotonic() + timeout,
                                         MAX_CHILD_BYTES)
         except (OSError, EOFError, TimeoutError, protocol.ProtocolError):

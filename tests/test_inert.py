@@ -1,0 +1,67 @@
+"""The statements a snapshot is deferred past (`grader.sandbox.inside.inert`): those that can
+only bind new names; anything that could run code or rebind a name takes the snapshot first."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import types
+
+import numpy as np
+import pytest
+
+from grader.sandbox.inside.inert import binds_only
+
+
+class Evil(dict):
+    """Builtins whose look-ups run code."""
+
+    def __getitem__(self, key):
+        raise AssertionError("ran")
+
+
+def _namespace(**extra) -> dict:
+    return {"__builtins__": builtins, "__name__": "__main__", "np": np, "f": len,
+            "obj": types.SimpleNamespace(attr=int), **extra}
+
+
+@pytest.mark.parametrize("source, names", [
+    ("pass", ()),
+    ("def g(x, y=1, *a, z=-2.5, w=(1, [2.0, 'a']), **k):\n    return undefined(x)", ("g",)),
+    ("async def g():\n    await something()", ("g",)),
+    ("def g(x: np.ndarray, y: float, z: 'T') -> np.linalg.LinAlgError:\n    pass", ("g",)),
+    ("def g(x: undefined_anywhere):\n    pass", ("g",)),  # a NameError binds nothing
+    ("def max(a, b):\n    return -1", ("max",)),  # shadows a builtin: taken out, it is seen
+    ("N = 3", ("N",)),
+    ("a = b = (1, -2, [3.0, None])", ("a", "b")),
+    # Each of these may run code of the student's or rebind a name the cell left.
+    ("def f():\n    pass", None),
+    ("f = 3", None),
+    ("def g(x=len([])):\n    pass", None),
+    ("def g(x=[n for n in range(3)]):\n    pass", None),
+    ("@staticmethod\ndef g():\n    pass", None),
+    ("def g(x: obj.attr):\n    pass", None),
+    ("def g(x: np.not_an_attribute):\n    pass", None),  # a module's __getattr__ would run
+    ("def g(x: list[int]):\n    pass", None),
+    ("def g(x: int | None):\n    pass", None),
+    ("def g(x=-True):\n    pass", None),
+    ("a, b = 1, 2", None),
+    ("a = N", None),
+    ("x: int = 3", None),
+    ("np.x = 3", None),
+    ("import os", None),
+    ("class C:\n    pass", None),
+    ("print(1)", None),
+    ("'a docstring'", None),
+    ("del obj", None),
+])
+def test_only_statements_that_bind_new_names_and_run_nothing_are_inert(source, names):
+    assert binds_only(ast.parse(source).body[0], _namespace()) == names
+
+
+def test_a_name_read_through_builtins_of_the_students_own_is_not_inert():
+    node = ast.parse("def g(x: undefined_anywhere):\n    pass").body[0]
+    assert binds_only(node, _namespace(__builtins__=Evil())) is None
+    assert binds_only(node, _namespace(__builtins__=dict(vars(builtins)))) == ("g",)
+    known = ast.parse("def g(x: np):\n    pass").body[0]  # a global: no builtins read
+    assert binds_only(known, _namespace(__builtins__=Evil())) == ("g",)
