@@ -129,6 +129,23 @@ def test_a_statement_that_could_change_the_cell_is_preceded_by_the_snapshot(make
     assert defined[1:] == [False, False, 5] and defined[0] != end[0]
 
 
+@pytest.mark.parametrize("groups, order", [(("public", "hidden"), ["first", "hidden", "second"]),
+                                           ((), ["first", "second", "hidden"])])
+def test_the_groups_call_processes_are_forked_once_the_cells_have_run(make_submission, groups,
+                                                                      order):
+    """With `call_groups`, the worker forks a process for each group when the cells are done:
+    the hidden group's is older than the public process forked after the first public call
+    changed its own (a process's id counts up in the worker's namespace); without, each is
+    forked at its group's first call."""
+    session, _ = run(make_submission, ["import os\nseen = []\ndef f(x):\n    seen.append(x)\n"
+                                       "    return os.getpid()"], call_groups=groups)
+    with session:
+        pids = {"first": session.call("f", "function", (1,), {}, None, group="public").value,
+                "second": session.call("f", "function", (2,), {}, None, group="public").value,
+                "hidden": session.call("f", "function", (3,), {}, None, group="hidden").value}
+    assert sorted(pids, key=pids.__getitem__) == order
+
+
 def test_submission_deadline_stops_everything(make_submission):
     session = Session(SandboxConfig(Limits(cell_timeout=5, call_timeout=1, submission_timeout=1)))
     with session:

@@ -20,7 +20,7 @@ from grader.errors import (
     SubmissionError,
     UsageError,
 )
-from grader.model import Assignment
+from grader.model import Assignment, Visibility
 from grader.pipeline import (
     checking,
     combine,
@@ -290,7 +290,9 @@ def _session(submission: Submission, assignment: Assignment, options: Options,
             on_error=options.on_error, engine=options.engine,
             watch=tuple(exercise.name for exercise in assignment.exercises),
             closed=closed(assignment, Path(submission.path), options), zygotes=options.zygotes,
-            fork_every_call=options.fork_every_call)
+            fork_every_call=options.fork_every_call,
+            call_groups=(Visibility.PUBLIC.value,) if options.public_only
+            else tuple(v.value for v in Visibility))
     except ValueError as exc:
         raise UsageError(f"{exc}; use --engine {'|'.join(e.value for e in Engine)} and "
                          f"--on-error {'|'.join(o.value for o in OnError)}") from None

@@ -67,6 +67,10 @@ class SandboxConfig:
     fork_every_call: bool = False
     """Give every call a fork of its own, even when the last call left nothing behind (the
     tests' yardstick for the shared call process)."""
+    call_groups: tuple[str, ...] = ()
+    """The groups of calls that follow the cells (`call`'s `group`): the worker forks a call
+    process for each as soon as the cells have run, and each takes its picture of the state
+    while the grader reads the cells' results, rather than at its first call."""
 
     def __post_init__(self) -> None:
         # Plain strings ("stop", "kernel") are accepted, and checked, here.
@@ -249,7 +253,19 @@ class Session:
             results.append(result)
             halted = (self.config.on_error is OnError.STOP
                       and result.status not in (CellStatus.OK, CellStatus.SKIPPED))
+        self._prepare_calls()
         return tuple(results)
+
+    def _prepare_calls(self) -> None:
+        """Have the worker fork the call processes of `call_groups` now (a worker that
+        cannot forks them at the first call instead)."""
+        if not self.config.call_groups or not self.transport.alive:
+            return
+        try:
+            self._request({"op": "prepare", "groups": list(self.config.call_groups)}, None,
+                          self.limits.call_timeout + GRACE_S)
+        except WorkerLost:
+            self._restart()
 
     def _run_cell(self, cell: Cell) -> CellResult:
         if cell.syntax_error:

@@ -92,6 +92,8 @@ class Worker:
         self.channel: tuple[int, ...] = ()
         self.confinement = confinement or Confinement()
         self.caller: CallProcess | None = None  # the process that serves calls, if any
+        self.ready: dict[str, CallProcess] = {}
+        """Group -> a call process forked ahead of the group's first call (`op_prepare`)."""
 
     def serve(self, in_fd: int, out_fd: int) -> None:
         """Answer requests until the other side closes the channel."""
@@ -278,6 +280,18 @@ class Worker:
             self.caller = caller
         return reply, frame
 
+    def op_prepare(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
+        """Fork the call processes of the groups named, ahead of their first calls: each takes
+        its picture of the state (`state.digest`) while the grader works on the cells' results.
+        They are forked from the same state as at their first call, since no statement runs
+        before it (one that does stops them, as `stop_caller` says)."""
+        for group in map(str, header.get("groups", [])):
+            if group not in self.ready:
+                caller = self._fork_caller(group, ())
+                if isinstance(caller, CallProcess):
+                    self.ready[group] = caller
+        return {"status": Reply.OK}, None
+
     def _caller(self, group: str, fresh: bool, timeout: float,
                 hide: tuple[str, ...]) -> CallProcess | OSError:
         """The call process for the next call: the current one while it may serve it (same
@@ -289,8 +303,17 @@ class Worker:
                     and caller.executed == self.executed and caller.reusable(timeout):
                 return caller
             caller.stop()
+        ready = None if hide else self.ready.pop(group, None)
+        if ready is not None and ready.alive and ready.executed == self.executed:
+            return ready  # fresh: it has served no call
+        return self._fork_caller(group, hide)
+
+    def _fork_caller(self, group: str, hide: tuple[str, ...]) -> CallProcess | OSError:
+        """A new call process of the namespace, holding none of the worker's descriptors."""
         inherited = (*self.channel, *(fd for snap in self.snapshots.values()
-                                      for fd in (snap.requests, snap.replies)))
+                                      for fd in (snap.requests, snap.replies)),
+                     *(other.channel.fileno() for other in (self.caller, *self.ready.values())
+                       if other is not None and other.alive))
         try:
             return CallProcess.start(self.namespace, group, self.executed, inherited,
                                      MAX_CHILD_BYTES, hide)
@@ -298,10 +321,12 @@ class Worker:
             return exc
 
     def stop_caller(self) -> None:
-        """Stop the call process, if any: the namespace is about to change."""
+        """Stop the call processes, if any: the namespace is about to change."""
         caller, self.caller = self.caller, None
-        if caller is not None:
-            caller.stop()
+        ready, self.ready = self.ready, {}
+        for process in (caller, *ready.values()):
+            if process is not None:
+                process.stop()
 
     def _call_in_snapshot(self, header: dict[str, Any],
                           value: Any) -> tuple[dict[str, Any], Any]:
