@@ -228,3 +228,32 @@ def test_the_formatter_without_ipython_gives_ipythons_pair(obj, include, exclude
     assert isinstance(ours, tuple) and len(ours) == 2
     # A method that fails is left out, and its error printed.
     assert ("ValueError: no LaTeX today" in said) == (isinstance(obj, Rich) and not include)
+
+
+def test_the_stand_in_knows_ipythons_version_without_reading_metadata(tmp_path, monkeypatch):
+    """The version that decides what the stand-in has is the installed IPython's, read from
+    its release file: a zygote's start imports neither IPython nor `importlib.metadata` (a
+    tenth of numpy's import, in every `grade run`)."""
+    import importlib.machinery
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    assert shell._ipython_major() == int(version("ipython").split(".")[0]) > 0
+    code = ("import json, sys; import grader.sandbox.inside.startup; "
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('IPython', "
+            "'importlib.metadata')))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=tmp_path, env={"PYTHONPATH": str(ROOT)}, timeout=60, check=True)
+    assert json.loads(done.stdout) == []
+    (tmp_path / "IPython" / "core").mkdir(parents=True)
+    (tmp_path / "IPython" / "core" / "release.py").write_text(
+        "_version_minor = 1\n_version_major = 9\n")
+    spec = importlib.machinery.ModuleSpec("IPython", None, is_package=True)
+    spec.submodule_search_locations = [str(tmp_path / "IPython")]
+    monkeypatch.setattr(shell.importlib.util, "find_spec", lambda name: spec)
+    assert shell._ipython_major() == 9
+    monkeypatch.setattr(shell.importlib.util, "find_spec", lambda name: None)
+    assert shell._ipython_major() == 0

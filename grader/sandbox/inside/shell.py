@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import importlib.util
 import io
 import math
 import os
@@ -360,14 +361,24 @@ _TIMEIT_OPTIONS = re.compile(r"^\s*(?:-[nrp]\s*\d+\s+|-[oqtc]\s+)*")
 
 
 def _ipython_major() -> int:
-    """The installed IPython's major version, read from its metadata (importing IPython takes
-    a second): the stand-in has what that version's shell has."""
+    """The installed IPython's major version, read from the `_version_major` line of its
+    `IPython/core/release.py`, which no import runs: importing IPython takes a second, and
+    reading its metadata (`importlib.metadata`) a tenth of numpy's import, in the start of
+    every zygote. The stand-in has what that version's shell has; 0 when it is not
+    installed."""
     try:
-        from importlib.metadata import version
-
-        return int(version("ipython").split(".")[0])
-    except Exception:  # not installed, or a version that is not a number
+        spec = importlib.util.find_spec("IPython")
+    except (ImportError, ValueError):
         return 0
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        try:
+            with open(os.path.join(folder, "core", "release.py"), encoding="utf-8") as stream:
+                found = re.search(r"^_version_major\s*=\s*(\d+)", stream.read(), re.MULTILINE)
+        except OSError:
+            continue
+        if found:
+            return int(found[1])
+    return 0
 
 
 if _ipython_major() >= 9:  # IPython 9 removed the deprecated `magic()`: Jupyter lacks it too
