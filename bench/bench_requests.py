@@ -1,8 +1,8 @@
 """Where one grading's time goes, request by request: `grading.grade` on one notebook in
 process (warm zygote, references loaded once), timing each request the grader makes of the
-worker by its operation (hello, exec, snapshot, call), the worker's start and close; the rest
-is the grader's own work. Unlike `bench_floor.py`'s profile, it times only the grading thread
-(spare workers are started, and used ones put away, in threads of their own).
+worker by its operation (hello, exec, snapshot, prepare, call), the worker's start and close;
+the rest is the grader's own work. Unlike `bench_floor.py`'s profile, it times only the
+grading thread (spare workers are started, and used ones put away, in threads of their own).
 
 Run: python3 bench/bench_requests.py [NOTEBOOK] [--repeat N]
 """

@@ -91,7 +91,8 @@ def patched(targets: Sequence[tuple[object, str, Callable[[Any], Any]]]) -> Iter
 
 def _request_stage(self: object, header: dict[str, Any], *args: Any, **kwargs: Any) -> str:
     return {"hello": "start: hello (worker confines itself, imports)", "exec": "cells: exec",
-            "snapshot": "cells: snapshot", "call": "calls: worker round trip"
+            "snapshot": "cells: snapshot", "call": "calls: worker round trip",
+            "prepare": "calls: call processes forked ahead",
             }.get(str(header.get("op")), f"other request: {header.get('op')}")
 
 
