@@ -32,7 +32,8 @@ def median_seconds(action: Callable[[], object], repeat: int) -> float:
 def worker_start(engine: str, preload: tuple[str, ...], repeat: int) -> float:
     """Median seconds from asking for a worker to its answer to `hello` (confined, numpy
     imported): what each submission pays before its first cell runs."""
-    from grader.sandbox.session import SandboxConfig, Session
+    from grader.sandbox.config import SandboxConfig
+    from grader.sandbox.session import Session
     from grader.sandbox.zygote import Zygotes
 
     with Zygotes() as zygotes, Session(SandboxConfig(preload=preload, engine=engine,

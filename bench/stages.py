@@ -179,7 +179,8 @@ def _hello_seconds(assignment: Any, zygotes: Any, plan: bool) -> float:
     started ahead), confined as planned or (plan False) with the confinement plan removed
     from its environment."""
     from grader.sandbox import resources
-    from grader.sandbox.session import SandboxConfig, Session
+    from grader.sandbox.config import SandboxConfig
+    from grader.sandbox.session import Session
 
     def unplanned(original: Callable[..., Any]) -> Callable[..., Any]:
         def environment(*args: Any, **kwargs: Any) -> tuple[dict[str, str], bool]:

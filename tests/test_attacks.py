@@ -22,8 +22,9 @@ from grader.course import registry
 from grader.pipeline import grading, loading
 from grader.results import CellStatus, ResultStatus
 from grader.sandbox import isolation, users
+from grader.sandbox.config import SandboxConfig
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import SandboxConfig, Session
+from grader.sandbox.session import Session
 from tests.conftest import ROOT
 from tests.helpers.honest import HONEST, HONEST_SCORE
 

@@ -21,9 +21,10 @@ from grader.course import registry
 from grader.pipeline import checking, grading, loading
 from grader.results import Verdict
 from grader.sandbox import isolation
+from grader.sandbox.config import SandboxConfig
 from grader.sandbox.inside import settings
-from grader.sandbox.limits import Limits
-from grader.sandbox.session import Engine, SandboxConfig, Session
+from grader.sandbox.limits import Engine, Limits
+from grader.sandbox.session import Session
 from tests.helpers.corpus import CORPUS
 
 RIGHT = "np.exp(x - x.max()) / np.exp(x - x.max()).sum()"

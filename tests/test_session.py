@@ -9,9 +9,10 @@ from grader.errors import SandboxError
 from grader.pipeline import loading
 from grader.results import CellStatus, Verdict
 from grader.sandbox import not_started
+from grader.sandbox.config import SandboxConfig
 from grader.sandbox.inside.protocol import Unsupported
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import SandboxConfig, Session
+from grader.sandbox.session import Session
 
 LIMITS = Limits(cell_timeout=1, call_timeout=1, memory_mb=1024)
 

@@ -18,8 +18,9 @@ import pytest
 from grader.pipeline import loading
 from grader.results import CellStatus
 from grader.sandbox import isolation, zygote
+from grader.sandbox.config import SandboxConfig
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import SandboxConfig, Session
+from grader.sandbox.session import Session
 from grader.sandbox.spares import READY_PER_KIND, Spares
 from grader.sandbox.transport import WorkerStart
 

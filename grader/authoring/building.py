@@ -18,8 +18,9 @@ from grader.errors import ReferencesError, SubmissionError
 from grader.model import Assignment, Visibility
 from grader.pipeline import loading
 from grader.results import CellStatus
+from grader.sandbox.config import SandboxConfig
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import SandboxConfig, Session
+from grader.sandbox.session import Session
 
 # A solution is trusted to finish, not to be quick: torch builds a model per case.
 LIMITS = Limits(cell_timeout=120.0, call_timeout=120.0, submission_timeout=3600.0)

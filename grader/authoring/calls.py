@@ -24,7 +24,8 @@ from grader.errors import SpecError, SubmissionError
 from grader.model import Inputs
 from grader.pipeline import ipython_syntax, loading
 from grader.results import CellStatus
-from grader.sandbox.session import SandboxConfig, Session
+from grader.sandbox.config import SandboxConfig
+from grader.sandbox.session import Session
 
 MAX_CALLS = 200
 RECORD = "__grade_assign_record__"

@@ -42,8 +42,9 @@ from grader.results import (
     ResultStatus,
 )
 from grader.sandbox import isolation
-from grader.sandbox.limits import Limits
-from grader.sandbox.session import Engine, OnError, SandboxConfig, Session
+from grader.sandbox.config import SandboxConfig
+from grader.sandbox.limits import Engine, Limits, OnError
+from grader.sandbox.session import Session
 from grader.sandbox.zygote import Zygotes
 from grader.submission import Submission
 

@@ -10,8 +10,9 @@ from pathlib import Path
 
 from grader.errors import GraderError
 from grader.sandbox import isolation
+from grader.sandbox.config import SandboxConfig
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import SandboxConfig, Session
+from grader.sandbox.session import Session
 from grader.submission import Cell, Statement, Submission
 
 
