@@ -353,3 +353,24 @@ def test_nothing_the_submission_writes_reaches_the_graders_own_streams(tmp_path,
     for stream in (done.stdout, done.stderr):
         assert b"FAKE" not in stream and b"\x1b" not in stream and b"\x07" not in stream
     assert done.stderr == b""
+
+
+# --------------------------------------------------------------------------- __future__
+
+FUTURES = [
+    "def early(y: NoSuchName):\n    pass",
+    "from __future__ import annotations",
+    "def late(y: NoSuchName):\n    pass\nprint(late.__annotations__)",
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_annotations_are_evaluated_until_the_notebook_imports_from_future(make_submission,
+                                                                          engine):
+    """As in Jupyter, a `def`'s annotations are evaluated where it runs (the grader's own
+    `from __future__ import annotations` reaches no cell), and a cell's `from __future__`
+    import holds for the cells after it."""
+    result = grade(make_submission(FUTURES), engine)
+    assert cells(result) == [(1, CellStatus.ERROR,
+                              "line 1: NameError: name 'NoSuchName' is not defined")]
+    assert result.output == "{'y': 'NoSuchName'}\n"

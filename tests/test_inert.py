@@ -59,9 +59,52 @@ def test_only_statements_that_bind_new_names_and_run_nothing_are_inert(source, n
     assert binds_only(ast.parse(source).body[0], _namespace()) == names
 
 
-def test_a_name_read_through_builtins_of_the_students_own_is_not_inert():
+def test_builtins_of_the_students_own_make_nothing_inert():
+    """A name not among the globals is looked up in the builtins: through the `__getitem__`
+    of a class of the student's, where a cell put one."""
     node = ast.parse("def g(x: undefined_anywhere):\n    pass").body[0]
     assert binds_only(node, _namespace(__builtins__=Evil())) is None
     assert binds_only(node, _namespace(__builtins__=dict(vars(builtins)))) == ("g",)
-    known = ast.parse("def g(x: np):\n    pass").body[0]  # a global: no builtins read
-    assert binds_only(known, _namespace(__builtins__=Evil())) == ("g",)
+    known = ast.parse("def g(x: np):\n    pass").body[0]
+    assert binds_only(known, _namespace(__builtins__=Evil())) is None
+
+
+class Key(str):
+    """A name of the student's own class: its `__eq__` runs at every look-up it collides
+    with."""
+
+    def __eq__(self, other):
+        raise RuntimeError("ran")
+
+    __hash__ = str.__hash__
+
+
+def test_nothing_is_inert_while_the_students_code_may_run_beside_it():
+    """A trace hook, another thread, or a global's, builtin's or module's name that is not a
+    plain string: every statement takes the snapshot first, and looking never raises."""
+    import sys
+    import threading
+
+    node = ast.parse("def g(x: np.ndarray):\n    pass").body[0]
+    assert binds_only(node, _namespace()) == ("g",)
+    assert binds_only(node, {**_namespace(), Key("g"): 0}) is None
+    assert binds_only(node, _namespace(__builtins__={**vars(builtins), Key("h"): 0})) is None
+    module = types.ModuleType("np")
+    module.ndarray = int
+    vars(module)[Key("x")] = 0
+    assert binds_only(node, _namespace(np=module)) is None
+    previous = sys.gettrace()
+    sys.settrace(lambda *args: None)
+    try:
+        assert binds_only(node, _namespace()) is None
+    finally:
+        sys.settrace(previous)
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert binds_only(node, _namespace()) is None
+    finally:
+        stop.set()
+        thread.join()
+    assert binds_only(node, _namespace()) == ("g",)

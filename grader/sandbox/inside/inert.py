@@ -12,12 +12,21 @@ the cell. A name that shadows a builtin is taken out too, and the builtin is see
 Inert: `pass`; `def` with no decorator, with defaults made only of literals and annotations
 made only of literals, names and attributes of modules (`np.ndarray`: no code of the
 student's runs to read them); `name = literal`. Anything else (a call, an import, a class,
-an assignment to a name already bound) is not, and the snapshot is taken before it runs.
+an assignment to a name already bound) is not, and the snapshot is taken before it runs; so
+is every statement while a trace or profile hook or another thread is there, or a global's or
+a builtin's name is not a plain string (`_quiet`).
+
+What a statement cannot show is code the student set running before it that runs on its own:
+an audit hook (which cannot be listed), a signal handler or timer, a finalizer that the
+collector runs. Such code may make the state "as defined" differ from what an eager snapshot
+would have held, as it may make the eager one differ from run to run; either way it is the
+student's own code computing the answers, and nothing of the grader's is in reach.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 import types
 from typing import Any
 
@@ -27,6 +36,31 @@ _SIGNS = (ast.UAdd, ast.USub)
 def binds_only(node: ast.stmt, namespace: dict[str, Any]) -> tuple[str, ...] | None:
     """The new names that `node` binds, when running it can do nothing else; None when it
     might run code or rebind a name that is bound in `namespace`."""
+    try:
+        return _binds_only(node, namespace) if _quiet(namespace) else None
+    except Exception:  # whatever looking raised, the snapshot is taken, as before any other
+        return None
+
+
+def _quiet(namespace: dict[str, Any]) -> bool:
+    """Whether nothing of the student's runs beside a statement that only binds a name: no
+    trace or profile hook, no other thread, and only plain strings as the names of the globals
+    and builtins (a key of the student's own class runs its `__eq__` at every look-up)."""
+    threading = sys.modules.get("threading")
+    if sys.gettrace() is not None or sys.getprofile() is not None or (
+            threading is not None and threading.active_count() > 1):
+        return False
+    found = namespace.get("__builtins__")
+    table = found if type(found) is dict else vars(found) if type(found) is types.ModuleType \
+        else None
+    return table is not None and _plain(namespace) and _plain(table)
+
+
+def _plain(table: dict[Any, Any]) -> bool:
+    return all(type(key) is str for key in table)
+
+
+def _binds_only(node: ast.stmt, namespace: dict[str, Any]) -> tuple[str, ...] | None:
     if isinstance(node, ast.Pass):
         return ()
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -82,7 +116,7 @@ def _annotation_inert(node: ast.expr, namespace: dict[str, Any]) -> bool:
     if not isinstance(node, ast.Attribute):
         return False
     owner = _module_of(node.value, namespace)
-    return owner is not None and node.attr in vars(owner)
+    return owner is not None and _plain(vars(owner)) and node.attr in vars(owner)
 
 
 def _plain_lookup(name: str, namespace: dict[str, Any]) -> bool:
@@ -101,7 +135,7 @@ def _module_of(node: ast.expr, namespace: dict[str, Any]) -> types.ModuleType | 
         found = namespace.get(node.id)
     elif isinstance(node, ast.Attribute):
         owner = _module_of(node.value, namespace)
-        found = None if owner is None else vars(owner).get(node.attr)
+        found = None if owner is None or not _plain(vars(owner)) else vars(owner).get(node.attr)
     else:
         return None
     return found if type(found) is types.ModuleType else None

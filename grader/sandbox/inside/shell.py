@@ -239,16 +239,16 @@ class ZMQInteractiveShell:
 
     def ex(self, cmd: str) -> None:
         """Run `cmd` in the notebook's namespace."""
-        exec(cmd, self.user_ns)
+        exec(compile(cmd, "<string>", "exec", dont_inherit=True), self.user_ns)
 
     def _run(self, source: str, filename: str, cell: bool) -> Any:
         """Run source as IPython would: transformed, and the value of a lone expression
         returned."""
         tree = ast.parse(_python(source))
         if not cell and len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr):
-            return eval(compile(ast.Expression(tree.body[0].value), filename, "eval"),
-                        self.user_ns)
-        exec(compile(tree, filename, "exec"), self.user_ns)
+            return eval(compile(ast.Expression(tree.body[0].value), filename, "eval",
+                                dont_inherit=True), self.user_ns)
+        exec(compile(tree, filename, "exec", dont_inherit=True), self.user_ns)
         return None
 
     def _time(self, source: str, cell: bool) -> Any:

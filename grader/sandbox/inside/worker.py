@@ -20,11 +20,14 @@ forked from the grader, so no reference value is in its memory.
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
 import builtins
+import functools
 import inspect
 import linecache
+import operator
 import os
 import signal
 import sys
@@ -47,6 +50,9 @@ from grader.sandbox.inside.failures import failure
 from grader.sandbox.inside.protocol import Reply
 
 MAX_CHILD_BYTES = 64 << 20
+FUTURES = functools.reduce(operator.or_, (getattr(__future__, name).compiler_flag
+                                          for name in __future__.all_feature_names))
+"""The compiler flag of every `from __future__` feature."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,7 @@ class Worker:
         """Exercises (re)defined whose snapshot is not taken yet -> the names bound since."""
         self.seen: dict[str, int] = {}
         self.executed = 0  # statements run so far; a snapshot remembers the count it saw
+        self.futures = 0  # the compiler flags of the notebook's `from __future__` imports
         self.channel: tuple[int, ...] = ()
         self.confinement = confinement or Confinement()
         self.caller: CallProcess | None = None  # the process that serves calls, if any
@@ -156,8 +163,12 @@ class Worker:
             # `break` outside their block), which is the student's error, not the worker's.
             # A top-level `await` runs as IPython runs it, on an event loop kept between
             # statements.
+            # Not this module's `from __future__` imports, but the notebook's own, from the
+            # statement that makes one on, as IPython carries them from cell to cell.
             code = compile(ast.Module([node], type_ignores=[]), filename, "exec",
-                           flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+                           flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT | self.futures,
+                           dont_inherit=True)
+            self.futures |= code.co_flags & FUTURES
             if code.co_flags & inspect.CO_COROUTINE:
                 _event_loop().run_until_complete(eval(code, self.namespace))
             else:
@@ -283,8 +294,8 @@ class Worker:
     def op_prepare(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
         """Fork the call processes of the groups named, ahead of their first calls: each takes
         its picture of the state (`state.digest`) while the grader works on the cells' results.
-        They are forked from the same state as at their first call, since no statement runs
-        before it (one that does stops them, as `stop_caller` says)."""
+        They are forked from the state the cells left: no statement runs before their first
+        call (one that does stops them, as `stop_caller` says)."""
         for group in map(str, header.get("groups", [])):
             if group not in self.ready:
                 caller = self._fork_caller(group, ())
