@@ -38,7 +38,7 @@ def binds_only(node: ast.stmt, namespace: dict[str, Any]) -> tuple[str, ...] | N
     might run code or rebind a name that is bound in `namespace`."""
     try:
         return _binds_only(node, namespace) if _quiet(namespace) else None
-    except Exception:  # whatever looking raised, the snapshot is taken, as before any other
+    except Exception:  # whatever looking raised: not inert, the snapshot is taken
         return None
 
 
