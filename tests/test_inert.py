@@ -113,3 +113,22 @@ def test_nothing_is_inert_while_the_students_code_may_run_beside_it(monkeypatch)
             patch.setattr(owner, name, value)
             assert binds_only(node, _namespace()) is None, name
     assert binds_only(node, _namespace()) == ("g",)
+
+
+def test_looking_runs_no_eq_of_the_students_own():
+    """A global named by an object of the student's str subclass is refused before any
+    look-up could run its `__eq__` (one that never returns would hang the worker before the
+    statement's timer is set)."""
+    called = []
+
+    class Spy(str):
+        def __eq__(self, other):
+            called.append(other)
+            return False
+
+        __hash__ = str.__hash__
+
+    namespace = {Spy("__builtins__"): 0, **_namespace()}
+    called.clear()
+    assert binds_only(ast.parse("N = 3").body[0], namespace) is None
+    assert called == []

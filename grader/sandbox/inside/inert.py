@@ -48,12 +48,12 @@ def _quiet(namespace: dict[str, Any]) -> bool:
     and builtins (a key of the student's own class runs its `__eq__` at every look-up)."""
     threading = sys.modules.get("threading")
     if sys.gettrace() is not None or sys.getprofile() is not None or (
-            threading is not None and threading.active_count() > 1):
+            threading is not None and threading.active_count() > 1) or not _plain(namespace):
         return False
-    found = namespace.get("__builtins__")
+    found = namespace.get("__builtins__")  # only plain strings: no `__eq__` of the student's
     table = found if type(found) is dict else vars(found) if type(found) is types.ModuleType \
         else None
-    return table is not None and _plain(namespace) and _plain(table)
+    return table is not None and _plain(table)
 
 
 def _plain(table: dict[Any, Any]) -> bool:
