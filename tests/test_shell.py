@@ -5,7 +5,11 @@ only extra is its "[grader] not run: ..." line where it cannot do what Jupyter d
 
 from __future__ import annotations
 
+import importlib.machinery
+import json
 import re
+import subprocess
+import sys
 from importlib.metadata import version
 
 import pytest
@@ -15,6 +19,7 @@ from grader.pipeline import grading
 from grader.results import CellStatus, ResultStatus
 from grader.sandbox.inside import displays, shell
 from grader.sandbox.limits import Limits
+from tests.conftest import ROOT
 
 LIMITS = Limits(cell_timeout=5, call_timeout=2, memory_mb=1024)
 NOTE = "[grader] not run: "
@@ -234,13 +239,6 @@ def test_the_stand_in_knows_ipythons_version_without_reading_metadata(tmp_path, 
     """The version that decides what the stand-in has is the installed IPython's, read from
     its release file: a zygote's start imports neither IPython nor `importlib.metadata` (a
     tenth of numpy's import, in every `grade run`)."""
-    import importlib.machinery
-    import json
-    import subprocess
-    import sys
-
-    from tests.conftest import ROOT
-
     assert shell._ipython_major() == int(version("ipython").split(".")[0]) > 0
     code = ("import json, sys; import grader.sandbox.inside.startup; "
             "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('IPython', "

@@ -218,19 +218,10 @@ class Session:
             results.append(result)
             halted = (self.config.on_error is OnError.STOP
                       and result.status not in (CellStatus.OK, CellStatus.SKIPPED))
-        self._prepare_calls()
+        if self.config.call_groups:  # forked now (where a fork fails: at the first call)
+            self._tell({"op": "prepare", "groups": list(self.config.call_groups)},
+                       self.limits.call_timeout)
         return tuple(results)
-
-    def _prepare_calls(self) -> None:
-        """Have the worker fork the call processes of `call_groups` now (a worker that
-        cannot forks them at the first call instead)."""
-        if not self.config.call_groups or not self.transport.alive:
-            return
-        try:
-            self._request({"op": "prepare", "groups": list(self.config.call_groups)}, None,
-                          self.limits.call_timeout + GRACE_S)
-        except WorkerLost:
-            self._restart()
 
     def _run_cell(self, cell: Cell) -> CellResult:
         if cell.syntax_error:
@@ -268,13 +259,20 @@ class Session:
 
     def _snapshot(self, cell: Cell) -> None:
         """Let the worker keep the state right after this cell for what the cell defined."""
-        if not self.config.watch or not self.transport.alive:
-            return
-        try:
-            self._request({"op": "snapshot"}, None, self.limits.cell_timeout + GRACE_S)
+        if self.config.watch and self._tell({"op": "snapshot"}, self.limits.cell_timeout):
             self._replay.append((cell, -1))
+
+    def _tell(self, header: dict[str, Any], timeout: float) -> bool:
+        """Make a request whose reply only says it was done (a snapshot, `prepare`): False
+        when there is no worker, or it was lost meanwhile (then it is restarted)."""
+        if not self.transport.alive:
+            return False
+        try:
+            self._request(header, None, timeout + GRACE_S)
         except WorkerLost:
             self._restart()
+            return False
+        return True
 
     def _exec(self, cell: Cell, index: int) -> tuple[CellStatus, str]:
         lineno = cell.statements[index].lineno

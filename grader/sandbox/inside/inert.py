@@ -107,25 +107,15 @@ def _literal(node: ast.expr) -> bool:
 
 
 def _annotation_inert(node: ast.expr, namespace: dict[str, Any]) -> bool:
-    """A literal, a name looked up in plain dictionaries only, or an attribute found in the
-    own dictionary of a plain module (`np.ndarray`, `np.linalg.LinAlgError`)."""
-    if _literal(node):
+    """A literal, a name (looked up among the globals and builtins, which `_quiet` found plain
+    dictionaries of plain strings), or an attribute found in the own dictionary of a plain
+    module (`np.ndarray`, `np.linalg.LinAlgError`)."""
+    if _literal(node) or isinstance(node, ast.Name):
         return True
-    if isinstance(node, ast.Name):
-        return _plain_lookup(node.id, namespace)
     if not isinstance(node, ast.Attribute):
         return False
     owner = _module_of(node.value, namespace)
     return owner is not None and _plain(vars(owner)) and node.attr in vars(owner)
-
-
-def _plain_lookup(name: str, namespace: dict[str, Any]) -> bool:
-    """Whether reading `name` runs no code: it is a global, or the builtins it falls back to
-    are a plain dictionary or module (a cell may have put an object of its own there, whose
-    `__getitem__` would run)."""
-    if name in namespace:
-        return True
-    return type(namespace.get("__builtins__")) in (dict, types.ModuleType)
 
 
 def _module_of(node: ast.expr, namespace: dict[str, Any]) -> types.ModuleType | None:

@@ -314,10 +314,10 @@ class Worker:
                     and caller.executed == self.executed and caller.reusable(timeout):
                 return caller
             caller.stop()
+        # Fresh, it has served no call; forked from this state (`stop_caller` empties `ready`
+        # whenever the namespace may change).
         ready = None if hide else self.ready.pop(group, None)
-        if ready is not None and ready.alive and ready.executed == self.executed:
-            return ready  # fresh: it has served no call
-        return self._fork_caller(group, hide)
+        return ready if ready is not None else self._fork_caller(group, hide)
 
     def _fork_caller(self, group: str, hide: tuple[str, ...]) -> CallProcess | OSError:
         """A new call process of the namespace, holding none of the worker's descriptors."""
