@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from grader.course import references, registry
+from grader.sandbox.zygote import Zygotes
 
 # The helpers assert as tests do; their failures should read as the tests' own.
 pytest.register_assert_rewrite("tests.helpers")
@@ -73,6 +74,34 @@ def pytest_collection_modifyitems(config, items):
         if fixtures and any(defs[-1].scope == "module"
                             for defs in fixtures.name2fixturedefs.values()):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_zygotes():
+    """One zygote per preload set for every grading of this pytest worker
+    (`tests.helpers.zygotes`), stopped when the worker ends."""
+    from tests.helpers.zygotes import Shared  # after the helpers' assertions are rewritten
+
+    pool = Shared()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Zygotes, "client", lambda owner, offer, preload:
+                      pool.client(owner, offer, preload))
+        yield pool
+    pool.close()
+
+
+@pytest.fixture(autouse=True)
+def own_zygotes(request, shared_zygotes):
+    """A test marked `own_zygotes`, or one that counts the processes it starts
+    (`own_processes`), gets the zygotes of its commands as the product makes them: each
+    command's own, stopped with it."""
+    if not (request.node.get_closest_marker("own_zygotes")
+            or "own_processes" in request.fixturenames):
+        yield
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Zygotes, "client", shared_zygotes.original)
+        yield
 
 
 @pytest.fixture

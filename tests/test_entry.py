@@ -28,6 +28,7 @@ BATCH = ["batch", "subs", "--assignment", "udl_attention", "--out", "graded"]
     (["gradebook", "export"], False),
     (["doctor"], False),
 ])
+@pytest.mark.own_zygotes
 def test_only_commands_that_fork_from_the_zygote_start_it(argv, wanted, monkeypatch):
     from grader.sandbox import zygote
 

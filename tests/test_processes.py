@@ -26,6 +26,7 @@ OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
 UDL = registry.get("udl_attention")
 
 
+@pytest.mark.own_zygotes
 def test_each_job_is_graded_in_a_process_of_its_own_with_its_own_zygote(tmp_path,
                                                                        monkeypatch):
     seen = tmp_path / "seen"

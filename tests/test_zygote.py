@@ -29,8 +29,9 @@ from .conftest import ROOT, processes
 LIMITS = Limits(cell_timeout=5, call_timeout=5, memory_mb=1024)
 PRELOAD = ("numpy",)
 
-pytestmark = pytest.mark.skipif(not isolation.offered().namespaces,
-                                reason="a zygote needs namespaces")
+pytestmark = [pytest.mark.skipif(not isolation.offered().namespaces,
+                                 reason="a zygote needs namespaces"),
+              pytest.mark.own_zygotes]
 
 
 @pytest.fixture(autouse=True)
