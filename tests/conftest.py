@@ -141,14 +141,10 @@ def make_submission(tmp_path):
     return make
 
 
-@pytest.fixture
-def browser(tmp_path):
-    """Headless Chromium driven by selenium. Without it the test is skipped with the command
-    that installs it; under CI (`CI` set) that is a failure, since a skip would hide a missing
-    install step."""
-    from selenium import webdriver  # only the browser tests need selenium
-    from selenium.webdriver.chrome.service import Service
-
+def chromium_or_skip() -> tuple[str, str]:
+    """Where Chromium and its driver are, found on PATH. Without them the test is skipped with
+    the command that installs them; under CI (`CI` set) that is a failure, since a skip would
+    hide a missing install step."""
     chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
     if not (chromium and driver):
         message = ("Debian's chromium and chromium-driver are not installed: "
@@ -156,6 +152,16 @@ def browser(tmp_path):
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
+    return chromium, driver
+
+
+@pytest.fixture
+def browser(tmp_path):
+    """Headless Chromium driven by selenium (`chromium_or_skip` says what happens without it)."""
+    from selenium import webdriver  # only the browser tests need selenium
+    from selenium.webdriver.chrome.service import Service
+
+    chromium, driver = chromium_or_skip()
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
     for flag in [*CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]:

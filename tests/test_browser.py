@@ -8,7 +8,7 @@ since a skipped test there would hide a missing install step."""
 from __future__ import annotations
 
 import json
-import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,7 @@ from grader.course import registry
 from grader.pipeline import grading
 from grader.report import html
 from grader.results import Result
-from tests.conftest import ARTIFACTS, CHROMIUM_INSTALL, ROOT
+from tests.conftest import ARTIFACTS, CHROMIUM_INSTALL, ROOT, chromium_or_skip
 
 pytestmark = pytest.mark.browser
 
@@ -59,23 +59,19 @@ def test_report_of_a_failing_submission_shows_score_diagnosis_and_heatmaps(brows
     assert Path(shot).stat().st_size > 10_000
 
 
-def test_a_missing_browser_is_a_skip_with_the_command_and_a_failure_in_ci():
-    import subprocess
-    import sys
-
-    env = {key: value for key, value in os.environ.items() if key != "CI"}
-    env["PATH"] = "/nonexistent"  # no chromium, no chromedriver
-    command = [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-n", "0",
-               f"{__file__}::test_report_of_a_failing_submission_shows_score_diagnosis_and_"
-               "heatmaps"]
-    done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout[-2000:]
-    assert "1 skipped" in done.stdout
-    assert CHROMIUM_INSTALL in done.stdout
-    done = subprocess.run(command, env=dict(env, CI="true"), cwd=ROOT, capture_output=True,
-                          text=True)
-    assert done.returncode == 1
-    assert "1 error" in done.stdout and CHROMIUM_INSTALL in done.stdout
+def test_a_missing_browser_is_a_skip_with_the_command_and_a_failure_in_ci(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")  # no chromium, no chromedriver
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        chromium_or_skip()
+    assert str(skipped.value) == ("Debian's chromium and chromium-driver are not installed: "
+                                  + CHROMIUM_INSTALL)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception) as failed:
+        chromium_or_skip()
+    assert str(failed.value) == str(skipped.value)
+    monkeypatch.undo()
+    assert chromium_or_skip() == (shutil.which("chromium"), shutil.which("chromedriver"))
 
 
 def test_feedback_page_shows_each_cell_after_its_code_and_loads_nothing(browser, tmp_path):
