@@ -92,11 +92,10 @@ def shared_zygotes():
 
 @pytest.fixture(autouse=True)
 def own_zygotes(request, shared_zygotes):
-    """A test marked `own_zygotes`, or one that counts the processes it starts
-    (`own_processes`), gets the zygotes of its commands as the product makes them: each
-    command's own, stopped with it."""
-    if not (request.node.get_closest_marker("own_zygotes")
-            or "own_processes" in request.fixturenames):
+    """A test marked `own_zygotes` gets the zygotes of its commands as the product makes them:
+    each command's own, stopped with it (as does a test while it counts the processes it
+    starts, `OwnProcesses`)."""
+    if not request.node.get_closest_marker("own_zygotes"):
         yield
         return
     with pytest.MonkeyPatch.context() as patch:
@@ -217,9 +216,14 @@ class OwnProcesses:
     dies is handed to it instead of to PID 1, so everything the test started, even a daemon
     that forked twice, escaped its session or outlived the grader that started it, stays below
     it. Every sandbox's PID namespace has its init below it too, so its members are below it as
-    well."""
+    well. Its commands meanwhile boot zygotes of their own, as the product does
+    (`tests.helpers.zygotes`): a shared zygote started now would outlive the test."""
 
     def __init__(self) -> None:
+        from tests.helpers.zygotes import Shared
+
+        self._zygotes = pytest.MonkeyPatch()
+        self._zygotes.setattr(Zygotes, "client", Shared.original)
         libc = ctypes.CDLL(None, use_errno=True)
         self._prctl = libc.prctl
         if self._prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
@@ -252,6 +256,7 @@ class OwnProcesses:
         """Stop adopting, and reap the zombies of processes adopted meanwhile: their parents
         are gone, so no one else will, and a later test that counts this process's zombies
         would find them."""
+        self._zygotes.undo()
         self._prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
         for pid, state in descendants(os.getpid()).items():
             if state == "Z" and pid not in self.before and _stat(pid) == ("Z", os.getpid()):

@@ -68,8 +68,8 @@ def grade(relative: str, options: grading.Options | None = None):
 
 @functools.cache
 def graded(relative: str) -> grading.Result:
-    """`grade(relative)` with `FAST`, done once per run: a result is frozen, so the tests that
-    read the same file's grading share one."""
+    """`grade(relative)` with `options_for(relative)`, done once per run: a result is frozen,
+    so the tests that read the same file's grading share one."""
     return grade(relative)
 
 

@@ -14,9 +14,12 @@ a worker is the same whichever command started it: it imports modules and never 
 submission's code (`zygote.py`, "What a fork shares with the others"). A zygote that a test
 kills is started again by the next grading, as a command's would be.
 
-Tests that watch a zygote's life or count the processes they started opt out with the
-`own_zygotes` mark (`conftest.py`): a shared zygote started during such a test would outlive
-it.
+Tests that watch a zygote's life opt out with the `own_zygotes` mark (`conftest.py`), and
+`conftest.OwnProcesses` opts out while it counts a test's processes: a shared zygote started
+then would outlive the test. A zygote that a grading finds unanswering is stopped
+(`Zygotes._retire`); shared, that also ends the workers other `Zygotes` of the pytest worker
+forked from it (a module's spares), which their sessions meet as a lost worker and start
+again.
 """
 
 from __future__ import annotations
@@ -50,7 +53,9 @@ class Shared:
         if owner._closed:
             raise ZygoteLost("its command has finished")
         with self._lock:
-            pool = self._pools.setdefault(offer, Zygotes())
+            pool = self._pools.get(offer)
+            if pool is None:
+                pool = self._pools[offer] = Zygotes()
         return Shared.original(pool, offer, preload)
 
     def close(self) -> None:
