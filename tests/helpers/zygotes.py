@@ -64,5 +64,3 @@ class Shared:
             pools, self._pools = list(self._pools.values()), {}
         for pool in pools:
             pool.close()
-
-
