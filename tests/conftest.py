@@ -95,11 +95,9 @@ def own_zygotes(request, shared_zygotes):
     """A test marked `own_zygotes` gets the zygotes of its commands as the product makes them:
     each command's own, stopped with it (as does a test while it counts the processes it
     starts, `OwnProcesses`)."""
-    if not request.node.get_closest_marker("own_zygotes"):
-        yield
-        return
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Zygotes, "client", shared_zygotes.original)
+    from tests.helpers.zygotes import own
+
+    with own() if request.node.get_closest_marker("own_zygotes") else contextlib.nullcontext():
         yield
 
 
@@ -220,10 +218,10 @@ class OwnProcesses:
     (`tests.helpers.zygotes`): a shared zygote started now would outlive the test."""
 
     def __init__(self) -> None:
-        from tests.helpers.zygotes import Shared
+        from tests.helpers.zygotes import own
 
-        self._zygotes = pytest.MonkeyPatch()
-        self._zygotes.setattr(Zygotes, "client", Shared.original)
+        self._zygotes = contextlib.ExitStack()
+        self._zygotes.enter_context(own())
         libc = ctypes.CDLL(None, use_errno=True)
         self._prctl = libc.prctl
         if self._prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
@@ -256,7 +254,7 @@ class OwnProcesses:
         """Stop adopting, and reap the zombies of processes adopted meanwhile: their parents
         are gone, so no one else will, and a later test that counts this process's zombies
         would find them."""
-        self._zygotes.undo()
+        self._zygotes.close()
         self._prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
         for pid, state in descendants(os.getpid()).items():
             if state == "Z" and pid not in self.before and _stat(pid) == ("Z", os.getpid()):

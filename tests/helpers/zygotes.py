@@ -26,6 +26,10 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
 
 from grader.sandbox import isolation
 from grader.sandbox.zygote import Client, ZygoteLost, Zygotes
@@ -64,3 +68,12 @@ class Shared:
             pools, self._pools = list(self._pools.values()), {}
         for pool in pools:
             pool.close()
+
+
+@contextmanager
+def own() -> Iterator[None]:
+    """While the block runs, every `Zygotes` boots and stops zygotes of its own, as the product
+    does (`Shared.original`)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Zygotes, "client", Shared.original)
+        yield
