@@ -22,6 +22,7 @@ import collections
 import contextlib
 import functools
 import statistics
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -33,31 +34,47 @@ GROUPS = ("ready", "load", "start", "cells", "calls", "comparison", "source anal
 """The order in which `table` prints the groups (a stage's group: the text before ':')."""
 
 
+BACKGROUND = "background"
+"""The group of the stages that ran in other threads than the grading's (a spare worker
+started ahead, a used one put away): reported apart, never in the grading's total."""
+
+
 @dataclass
 class Profiler:
-    """Nested timers; each stage accumulates its exclusive time and how often it ran."""
+    """Nested timers; each stage accumulates its exclusive time and how often it ran.
+
+    Each thread has its own nesting: a stage that another thread enters while the grading is
+    inside one (a spare worker started ahead) neither takes time from it nor is counted in
+    the grading's total; it is counted as "background: <stage>" (`BACKGROUND`)."""
 
     clock: Callable[[], float] = time.perf_counter
     totals: dict[str, float] = field(default_factory=lambda: collections.defaultdict(float))
     """Stage -> seconds spent in it, not counting the stages it called."""
     counts: dict[str, int] = field(default_factory=lambda: collections.defaultdict(int))
     """Stage -> how many times it was entered."""
-    _stack: list[list[float]] = field(default_factory=list)
+    owner: int = field(default_factory=threading.get_ident)
+    """The thread whose stages make the total: the one that made the profiler."""
+    _stacks: threading.local = field(default_factory=threading.local)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @contextlib.contextmanager
     def stage(self, name: str) -> Iterator[None]:
         """Time the block as `name`, less the time of the stages entered inside it."""
+        stack = self._stacks.__dict__.setdefault("stack", [])
         frame = [self.clock(), 0.0]  # started, time of the stages inside
-        self._stack.append(frame)
+        stack.append(frame)
         try:
             yield
         finally:
-            self._stack.pop()
+            stack.pop()
             elapsed = self.clock() - frame[0]
-            self.totals[name] += elapsed - frame[1]
-            self.counts[name] += 1
-            if self._stack:
-                self._stack[-1][1] += elapsed
+            if threading.get_ident() != self.owner:
+                name = f"{BACKGROUND}: {name}"
+            with self._lock:
+                self.totals[name] += elapsed - frame[1]
+                self.counts[name] += 1
+            if stack:
+                stack[-1][1] += elapsed
 
     def wrap(self, name: str | Callable[..., str], function: Callable[..., Any]
              ) -> Callable[..., Any]:
@@ -72,8 +89,9 @@ class Profiler:
         return timed
 
     def total(self) -> float:
-        """Seconds in all stages."""
-        return sum(self.totals.values())
+        """Seconds in all stages of the owner's thread."""
+        return sum(seconds for name, seconds in self.totals.items()
+                   if not name.startswith(f"{BACKGROUND}:"))
 
 
 @contextlib.contextmanager
@@ -216,24 +234,36 @@ def confinement_by_difference(assignment: Any, zygotes: Any, repeat: int
 
 
 def table(profiler: Profiler, runs: int, confinement: tuple[float, float] | None) -> str:
-    """The stages by group, in ms per grading (mean over `runs`), with their share."""
+    """The stages by group, in ms per grading (mean over `runs`), with their share of the
+    grading's thread; then what other threads did meanwhile, not in the total."""
     total = profiler.total()
     lines = [f"{'stage':<52} {'ms':>7} {'share':>6} {'per run':>7}"]
     groups = collections.defaultdict(list)
     for name in profiler.totals:
         groups[name.split(":")[0]].append(name)
-    order = [g for g in GROUPS if g in groups] + sorted(set(groups) - set(GROUPS))
+    order = [g for g in GROUPS if g in groups] + sorted(set(groups) - set(GROUPS) - {BACKGROUND})
     for group in order:
-        seconds = sum(profiler.totals[name] for name in groups[group])
-        lines.append(f"{group:<52} {seconds / runs * 1000:7.2f} {seconds / total:6.1%}")
-        for name in sorted(groups[group], key=lambda n: -profiler.totals[n]):
-            lines.append(f"  {name:<50} {profiler.totals[name] / runs * 1000:7.2f} "
-                         f"{profiler.totals[name] / total:6.1%} "
-                         f"{profiler.counts[name] / runs:7.1f}")
+        lines += _group_lines(profiler, groups[group], group, runs, total)
         if group == "start" and confinement is not None:
             with_plan, without = confinement
             lines.append(f"  {'of hello: confinement (with plan - without)':<50} "
                          f"{(with_plan - without) * 1000:7.2f}   (hello {with_plan * 1000:.2f}"
                          f" ms confined, {without * 1000:.2f} ms not; medians)")
     lines.append(f"{'total':<52} {total / runs * 1000:7.2f} {1:6.1%}")
+    if groups[BACKGROUND]:
+        lines += _group_lines(profiler, groups[BACKGROUND],
+                              f"{BACKGROUND} (other threads, meanwhile; not in the total)",
+                              runs, total)
     return "\n".join(lines)
+
+
+def _group_lines(profiler: Profiler, names: list[str], title: str, runs: int,
+                 total: float) -> list[str]:
+    """A group's line, then one line per stage, largest first."""
+    seconds = sum(profiler.totals[name] for name in names)
+    lines = [f"{title:<52} {seconds / runs * 1000:7.2f} {seconds / total:6.1%}"]
+    for name in sorted(names, key=lambda n: -profiler.totals[n]):
+        lines.append(f"  {name:<50} {profiler.totals[name] / runs * 1000:7.2f} "
+                     f"{profiler.totals[name] / total:6.1%} "
+                     f"{profiler.counts[name] / runs:7.1f}")
+    return lines

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,42 @@ def test_a_stage_counts_its_own_time_not_that_of_the_stages_inside_it():
     assert dict(profiler.totals) == {"outer": 6.0, "inner": 4.0}
     assert dict(profiler.counts) == {"outer": 1, "inner": 2}
     assert profiler.total() == 10.0
+
+
+def test_a_stage_in_another_thread_takes_no_time_from_the_grading_and_is_kept_apart():
+    # A spare worker is started ahead in a thread while the grading is inside a stage: the
+    # other thread's stage must not be subtracted from it, nor pop its frame, nor count in
+    # the total. Each thread's steps are ordered by events, the clock moved by hand.
+    clock = Clock()
+    profiler = stages.Profiler(clock=clock)
+    entered, leave, done = threading.Event(), threading.Event(), threading.Event()
+
+    def spare() -> None:
+        with profiler.stage("start: zygote fork"):
+            entered.set()
+            leave.wait(5)
+            clock.now += 7.0
+        done.set()
+
+    with profiler.stage("calls: round trip"):
+        clock.now = 1.0
+        other = threading.Thread(target=spare)
+        other.start()
+        entered.wait(5)
+        with profiler.stage("comparison"):
+            clock.now = 3.0
+            leave.set()
+            done.wait(5)  # the spare's stage, from 1 to 10, ends inside this one
+        clock.now = 12.0
+    other.join(5)
+    assert dict(profiler.totals) == {"calls: round trip": 3.0, "comparison": 9.0,
+                                     "background: start: zygote fork": 9.0}
+    assert profiler.total() == 12.0
+    report = stages.table(profiler, 1, None)
+    assert report.splitlines()[-3:] == [
+        "total" + " " * 48 + "12000.00 100.0%",
+        "background (other threads, meanwhile; not in the total) 9000.00  75.0%",
+        "  background: start: zygote fork" + " " * 21 + "9000.00  75.0%     1.0"]
 
 
 def test_a_wrapped_function_is_timed_under_the_name_its_arguments_give():
