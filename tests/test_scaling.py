@@ -1,11 +1,14 @@
 """A batch leaks nothing (issue #11): no file descriptor, no zombie process, and no growth of
-the parent's memory beyond a small allowance.
+memory beyond a small allowance, in either process that a batch's work happens in.
 
-Sixty submissions: a descriptor or a zombie left by each is counted exactly whatever the
-count, and a megabyte kept by each is over the allowance. The memory of a class of a thousand
-is measured in bench/ (`bench.py --scaling 10,100,1000`), not here.
+A batch grades in job processes (`grader.batch.processes`) and writes the results in its own.
+So each half is counted where it happens: sixty gradings as a job process makes them
+(`jobs.grade_job` with zygotes of its own, here in this process, so that the descriptors and
+children counted are the grader's own), and sixty results written and recorded by the batch's
+process. A descriptor or a zombie left by each is counted exactly whatever the count, and a
+megabyte kept by each is over the allowance. The memory of a class of a thousand is measured in
+bench/ (`bench.py --scaling 10,100,1000`), not here.
 
-Run in this process, so that the descriptors and children counted are the grader's own.
 Speed is measured in bench/, never asserted here.
 """
 
@@ -16,14 +19,18 @@ import io
 import json
 import os
 import shutil
+from concurrent.futures import Future
+from dataclasses import replace
 
 import pytest
 
-from grader.batch import batch
+from grader.batch import batch, finding
+from grader.batch.jobs import Graded, Job, grade_job
 from grader.course import registry
 from grader.gradebook import Gradebook
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits
+from grader.sandbox.zygote import Zygotes
 from tests.conftest import ROOT
 from tests.helpers.memory import reset_peak, resident_mb
 
@@ -69,31 +76,105 @@ def run(folder, out) -> batch.Summary:
                      progress=io.StringIO())
 
 
+def jobs_of(folder) -> list[Job]:
+    return finding.read_folder(folder, None, None)[0]
+
+
+def assert_no_growth(descriptors: int, memory: float, what: str) -> None:
+    """No descriptor, no zombie, and under 40 MB of memory (60 MB at the peak) more than before
+    `what`."""
+    gc.collect()
+    assert open_descriptors() == descriptors
+    assert zombies() == []
+    growth = resident_mb() - memory
+    # Results are written to disk, not kept: graded submissions may cost the allocator slack,
+    # never memory in proportion to the class (each result holds arrays of its public checks,
+    # tens of kilobytes).
+    assert growth < 40, f"this process grew by {growth:.1f} MB over {what}"
+    peak = resident_mb("VmHWM")
+    print(f"{what}: descriptors {descriptors} -> {open_descriptors()}, "
+          f"RSS {memory:.1f} -> {resident_mb():.1f} MB, peak {peak:.0f} MB")
+    assert peak - memory < 60, f"this process peaked at {peak:.0f} MB, from {memory:.0f} MB"
+
+
 @pytest.mark.timeout(600)  # sixty gradings: more than the suite's 300 s on a busy machine
-def test_a_batch_leaks_no_descriptor_zombie_or_memory(tmp_path):
-    folder = tmp_path / "submissions"
-    make_class(folder, COUNT)
-    # A first, small batch warms every import and cache, so that what follows is growth.
-    warm = tmp_path / "warm"
-    shutil.copytree(folder / "student_0000", warm / "student_0000")
+def test_the_gradings_of_a_job_process_leak_nothing(tmp_path):
+    make_class(tmp_path / "submissions", COUNT)
+    assignment = registry.get("udl_attention")
+    todo = jobs_of(tmp_path / "submissions")
+    # A first grading of each notebook warms every import and cache, and the zygote of each
+    # preload set (seed002.ipynb imports matplotlib), which this pytest worker's gradings
+    # share: what follows is growth.
+    with Zygotes() as zygotes:
+        options = replace(OPTIONS, zygotes=zygotes)
+        stored = grading.ready(assignment, options)
+        for job in todo[:2]:
+            grade_job(job, assignment, options, stored)
+    gc.collect()
+    descriptors, memory = open_descriptors(), resident_mb()
+    reset_peak()
+    with Zygotes() as zygotes:  # as `processes._begin` makes a job process's
+        options = replace(OPTIONS, zygotes=zygotes)
+        stored = grading.ready(assignment, options)
+        graded = [grade_job(job, assignment, options, stored) for job in todo]
+        del stored
+    scores = {job.student: (g.result.status.value, g.result.score)
+              for job, g in zip(todo, graded, strict=True)}
+    # loops.ipynb earns every point, seed002.ipynb (every other student) four.
+    assert scores == {f"student_{i:04d}": ("graded", 4.0 if i % 2 else 10.0)
+                      for i in range(COUNT)}
+    del graded
+    assert_no_growth(descriptors, memory, f"{COUNT} gradings")
+
+
+class Replayed:
+    """A batch's pool that grades nothing: each job gets one real grading's result, under its
+    own name, as a job process would send it back."""
+
+    label = "grading"
+
+    def __init__(self, graded: Graded) -> None:
+        self.graded = graded
+
+    def __enter__(self) -> Replayed:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def width(self) -> int:
+        return 2
+
+    def submit(self, job: Job) -> Future[Graded]:
+        done: Future[Graded] = Future()
+        result = replace(self.graded.result, submission=job.relative)
+        done.set_result(Graded.of(result))
+        return done
+
+    def check(self) -> None:
+        pass
+
+
+@pytest.mark.timeout(600)
+def test_the_batch_process_leaks_nothing_while_it_writes_and_records(tmp_path, monkeypatch):
+    make_class(tmp_path / "submissions", COUNT)
+    assignment = registry.get("udl_attention")
+    first = jobs_of(tmp_path / "submissions")[0]
+    with Zygotes() as zygotes:
+        options = replace(OPTIONS, zygotes=zygotes)
+        pool = Replayed(grade_job(first, assignment, options,
+                                  grading.ready(assignment, options)))
+    monkeypatch.setattr(batch, "Processes", lambda *args: pool)
+    warm = tmp_path / "warm"  # a first, small batch warms the writing and the gradebook
+    shutil.copytree(tmp_path / "submissions" / "student_0000", warm / "student_0000")
     run(warm, tmp_path / "warm-out")
     gc.collect()
     descriptors, memory = open_descriptors(), resident_mb()
     reset_peak()
-    summary = run(folder, tmp_path / "out")
-    gc.collect()
-    errors = [(result.submission, result.error)
-              for result in Gradebook(tmp_path / "out").results() if result.error]
-    assert errors == []
-    assert summary.graded == COUNT
-    assert open_descriptors() == descriptors
-    assert zombies() == []
-    growth = resident_mb() - memory
-    # Results are written to disk, not kept: graded submissions may cost the
-    # parent allocator slack, never memory in proportion to the class (each result holds
-    # arrays of its public checks, tens of kilobytes).
-    assert growth < 40, f"the parent grew by {growth:.1f} MB over {COUNT} submissions"
-    peak = resident_mb("VmHWM")
-    print(f"{COUNT} submissions: descriptors {descriptors} -> {open_descriptors()}, "
-          f"parent RSS {memory:.1f} -> {resident_mb():.1f} MB, peak {peak:.0f} MB")
-    assert peak - memory < 60, f"the parent peaked at {peak:.0f} MB, from {memory:.0f} MB"
+    summary = run(tmp_path / "submissions", tmp_path / "out")
+    assert (summary.graded, summary.errors) == (COUNT, 0)
+    rows = Gradebook(tmp_path / "out").rows()
+    assert sorted(row.student for row in rows) == [f"student_{i:04d}" for i in range(COUNT)]
+    assert {row.score for row in rows} == {10.0}
+    assert len(list((tmp_path / "out" / "results").rglob("hw.html"))) == COUNT
+    assert_no_growth(descriptors, memory, f"{COUNT} results written and recorded")

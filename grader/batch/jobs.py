@@ -1,5 +1,5 @@
 """One student's work as a batch grades it: the files (`Job`), grading them as one submission
-(`grade_job`, the same in a thread of the grader and on a Dask worker), the result with its
+(`grade_job`, the same in a batch's job process and on a Dask worker), the result with its
 reports (`Graded`), and where jobs are graded (`Pool`). `batch` and `distributed` both build on
 it, and neither imports the other's internals.
 """
@@ -84,9 +84,10 @@ def grade_job(job: Job, assignment: Assignment, options: grading.Options,
 
 
 class Pool(Protocol):
-    """Where a batch grades: threads of this process (`Threads`) or a Dask cluster
-    (`grader.batch.distributed.Cluster`). Entering it checks what grading needs, and stops the
-    batch with one error naming the file and the fix when an instructor's file is wrong."""
+    """Where a batch grades: job processes of this machine (`grader.batch.processes.Processes`)
+    or a Dask cluster (`grader.batch.distributed.Cluster`). Entering it checks what grading
+    needs, and stops the batch with one error naming the file and the fix when an
+    instructor's file is wrong."""
 
     label: str
     """What the progress bar says it is doing."""
