@@ -1,8 +1,9 @@
 """Where one grading's time goes, request by request: `grading.grade` on one notebook in
 process (warm zygote, references loaded once), timing each request the grader makes of the
-worker by its operation (hello, exec, snapshot, prepare, call), the worker's start and close;
-the rest is the grader's own work. Unlike `bench_floor.py`'s profile, it times only the
-grading thread (spare workers are started, and used ones put away, in threads of their own).
+worker by its operation (hello, exec, snapshot, call; a group of calls as it is sent, and
+each of its replies), the worker's start and close; the rest is the grader's own work.
+Unlike `bench_floor.py`'s profile, it times only the grading thread (spare workers are
+started, and used ones put away, in threads of their own).
 
 Run: python3 bench/bench_requests.py [NOTEBOOK] [--repeat N]
 """
@@ -31,7 +32,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from grader.course import registry
     from grader.pipeline import grading
-    from grader.sandbox import session
+    from grader.sandbox import session, transport
     from grader.sandbox.zygote import Zygotes
 
     spent: dict[str, list[float]] = collections.defaultdict(list)
@@ -49,6 +50,10 @@ def main() -> None:
 
     session.Session._request = timed(  # type: ignore[method-assign]
         lambda self, header, *rest: f"request: {header['op']}", session.Session._request)
+    transport.PipeTransport.send = timed(  # type: ignore[method-assign]
+        lambda self, header, *rest: f"request: {header['op']} (sent)", transport.PipeTransport.send)
+    transport.PipeTransport.receive = timed(  # type: ignore[method-assign]
+        lambda self, *rest: "request: calls (one reply)", transport.PipeTransport.receive)
     session.Session._start_worker = timed(  # type: ignore[method-assign]
         lambda self: "start the worker (grader side, with hello)", session.Session._start_worker)
     session.Session.close = timed(  # type: ignore[method-assign]

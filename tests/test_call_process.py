@@ -237,13 +237,13 @@ def test_no_case_is_asked_twice_so_no_answer_learns_that_the_first_failed(make_s
              "    if not os.path.exists(mark):\n        open(mark, 'w').close()\n"
              f"        return {WRONG}\n    return {RIGHT}\n")
     asked: list[tuple[str, bytes, str]] = []
-    original = Session.call
+    original = Session.calls
 
-    def spy(self, name, kind, args, *rest, **options):
-        asked.append((name, np.asarray(args[0]).tobytes(), options.get("at", "end")))
-        return original(self, name, kind, args, *rest, **options)
+    def spy(self, asks):
+        asked.extend((ask.name, np.asarray(ask.args[0]).tobytes(), ask.at) for ask in asks)
+        return original(self, asks)
 
-    monkeypatch.setattr(Session, "call", spy)
+    monkeypatch.setattr(Session, "calls", spy)
     path = make_submission(marks, name="alice_udl_attention")
     udl = registry.get("udl_attention")
 
@@ -268,13 +268,13 @@ def test_a_hidden_case_is_asked_once_where_the_public_case_passed(make_submissio
     passes right after the defining cell, marked. Each hidden case is then asked there only,
     once, and passes with the same mark; no hidden answer decides another ask."""
     asked: list[tuple[str, bytes, str]] = []
-    original = Session.call
+    original = Session.calls
 
-    def spy(self, name, kind, args, *rest, **options):
-        asked.append((name, np.asarray(args[0]).tobytes(), options.get("at", "end")))
-        return original(self, name, kind, args, *rest, **options)
+    def spy(self, asks):
+        asked.extend((ask.name, np.asarray(ask.args[0]).tobytes(), ask.at) for ask in asks)
+        return original(self, asks)
 
-    monkeypatch.setattr(Session, "call", spy)
+    monkeypatch.setattr(Session, "calls", spy)
     path = make_submission(["import numpy as np\nSCALE = 1.0",
                             f"def softmax(x):\n    x = np.asarray(x, dtype=float)\n"
                             f"    return SCALE * ({RIGHT})",

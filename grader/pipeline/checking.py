@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Container, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -17,8 +17,9 @@ from grader.course import references
 from grader.model import Assignment, Case, Exercise, Visibility
 from grader.pipeline import agreement, diagnose, layout_hint, scoring, vocabulary
 from grader.pipeline.diagnose import Written
-from grader.pipeline.judging import Context, Judgement, judgement
+from grader.pipeline.judging import Context, judgement
 from grader.results import CheckResult, ExerciseResult, Verdict
+from grader.sandbox.asks import Ask
 from grader.sandbox.outcomes import CallOutcome
 from grader.sandbox.session import Session
 from grader.text import cap
@@ -77,21 +78,99 @@ def grade_calls(session: Session, assignment: Assignment, stored: references.Ref
                 for e in assignment.exercises}
     hints = _hints(assignment, statements)
     calls = []
-    for exercise in assignment.exercises:
-        for case in exercise.cases:
-            if case.visibility is Visibility.PUBLIC:
-                calls.append(_graded(session, exercise, case, stored, contexts[exercise.name],
-                                     hints[exercise.name], ("end", "definition")))
+    for exercise in assignment.exercises:  # one request per exercise's public cases
+        public = [(exercise, case) for case in exercise.cases
+                  if case.visibility is Visibility.PUBLIC]
+        calls += _graded(session, public, stored, contexts, hints, ("end", "definition"))
     if public_only:
         return calls
     session.seal_output()  # what is printed from now on may show hidden inputs
-    for exercise in assignment.exercises:
-        late = any(c.exercise == exercise.name and c.check.caution == LATE for c in calls)
-        for case in exercise.cases:
-            if case.visibility is Visibility.HIDDEN:
-                calls.append(_graded(session, exercise, case, stored, contexts[exercise.name],
-                                     hints[exercise.name], ("definition",) if late else ("end",)))
+    late = {exercise.name for exercise in assignment.exercises
+            if any(c.exercise == exercise.name and c.check.caution == LATE for c in calls)}
+    for exercise in assignment.exercises:  # one request per exercise's hidden cases
+        hidden = [(exercise, case) for case in exercise.cases
+                  if case.visibility is Visibility.HIDDEN]
+        calls += _graded(session, hidden, stored, contexts, hints, ("end",), late)
     return calls
+
+
+def _graded(session: Session, cases: Sequence[tuple[Exercise, Case]],
+            stored: references.References, contexts: Mapping[str, Context],
+            hints: Mapping[str, layout_hint.Hint], places: tuple[str, ...],
+            late: Container[str] = ()) -> list[Call]:
+    """Check each case at each of `places` in turn until it passes ("end": after every cell;
+    "definition": right after the cell that defined the exercise, where a pass is marked
+    `LATE`); the cases of an exercise in `late` only at its definition. The calls of one
+    place go to the worker as one request (`Session.calls`). A shape error says the
+    assignment's layout first, as the exercise's hint allows. Each case's check is that of
+    the first place (or the passing one), with what its calls printed and the outputs it
+    compared."""
+    trials = [_Trial(exercise, case, stored.get(exercise.name, case.name),
+                     ("definition",) if exercise.name in late else places, case.inputs())
+              for exercise, case in cases]
+    for step in range(len(places)):
+        asked = [trial for trial in trials if trial.open_at(step)]
+        if not asked:
+            break
+        outcomes = session.calls([trial.ask(step) for trial in asked])
+        for trial, outcome in zip(asked, outcomes, strict=True):
+            name = trial.exercise.name
+            trial.record(step, outcome, contexts[name], hints[name])
+    return [trial.call(contexts[trial.exercise.name]) for trial in trials]
+
+
+@dataclass
+class _Trial:
+    """One case being checked at its places in turn (`_graded`)."""
+
+    exercise: Exercise
+    case: Case
+    expected: references.Outputs
+    places: tuple[str, ...]
+    inputs: tuple[object, ...] = ()
+    check: CheckResult | None = None
+    """The check of the first place, or of the passing one."""
+    done: bool = False
+    printed: list[str] = field(default_factory=list)
+    obtained: references.Outputs | None = None
+
+    def open_at(self, step: int) -> bool:
+        return not self.done and step < len(self.places)
+
+    def ask(self, step: int) -> Ask:
+        exercise, case = self.exercise, self.case
+        return Ask(exercise.name, exercise.kind, self.inputs, dict(case.init_kwargs),
+                   exercise.tensors, at=self.places[step], max_bytes=reply_limit(self.expected),
+                   group=case.visibility.value)
+
+    def record(self, step: int, outcome: CallOutcome, context: Context,
+               hint: layout_hint.Hint) -> None:
+        at = self.places[step]
+        if outcome.printed:
+            self.printed.append(outcome.printed)
+        inputs = self.inputs
+        if outcome.returned:
+            judged = judgement(self.exercise, self.case, outcome.value, self.expected, inputs,
+                               context)
+            check = judged.check
+            if judged.passed:
+                if at == "definition":
+                    check = replace(check, caution=LATE if len(self.places) > 1
+                                    else LATE_HIDDEN)
+                self.check, self.obtained, self.done = check, judged.obtained, True
+                return
+            if self.check is None:
+                self.obtained = judged.obtained
+        else:
+            check = _failed_call(self.exercise, self.case, outcome, context, inputs, hint)
+        self.check = self.check or check
+        # never defined, or too slow to try twice
+        self.done = outcome.failure in (Verdict.NOT_WRITTEN, Verdict.TIMED_OUT)
+
+    def call(self, context: Context) -> Call:
+        assert self.check is not None
+        return Call(self.exercise.name, self.check, "\n".join(self.printed), self.obtained,
+                    self.expected, context)
 
 
 def _hints(assignment: Assignment, statements: Sequence[ast.stmt]
@@ -104,14 +183,6 @@ def _hints(assignment: Assignment, statements: Sequence[ast.stmt]
     return {e.name: layout_hint.Hint(assignment.layout, functools.partial(
         layout_hint.found_in, e.name, e.signature, assignment.layout, defined.get))
         for e in assignment.exercises}
-
-
-def _graded(session: Session, exercise: Exercise, case: Case, stored: references.References,
-            context: Context, hint: layout_hint.Hint, places: tuple[str, ...]) -> Call:
-    check, printed, obtained = _grade_case(session, exercise, case, stored, context, hint,
-                                           places)
-    return Call(exercise.name, check, printed, obtained, stored.get(exercise.name, case.name),
-                context)
 
 
 def exercise_result(exercise: Exercise, calls: Sequence[Call]) -> ExerciseResult:
@@ -151,40 +222,6 @@ def reply_limit(expected: references.Outputs) -> int:
     return REPLY_FLOOR + REPLY_FACTOR * sum(np.asarray(output).nbytes for output in expected)
 
 
-def _grade_case(session: Session, exercise: Exercise, case: Case,
-                stored: references.References, context: Context, hint: layout_hint.Hint,
-                places: tuple[str, ...]) -> tuple[CheckResult, str, references.Outputs | None]:
-    """Check one case at each of `places` in turn until it passes ("end": after every cell;
-    "definition": right after the cell that defined the exercise, where a pass is marked
-    `LATE`). A shape error says the assignment's layout first, as `hint` allows. Returns the
-    check of the first place (or the passing one), what its calls printed and the outputs it
-    compared."""
-    inputs = case.inputs()
-    expected = stored.get(exercise.name, case.name)
-    first: CheckResult | None = None
-    kept: references.Outputs | None = None
-    printed: list[str] = []
-    for at in places:
-        outcome, judged = _call(session, exercise, case, inputs, at, expected, context)
-        if outcome.printed:
-            printed.append(outcome.printed)
-        if judged is not None:
-            check = judged.check
-            if judged.passed:
-                if at == "definition":
-                    check = replace(check, caution=LATE if len(places) > 1 else LATE_HIDDEN)
-                return check, "\n".join(printed), judged.obtained
-            if first is None:
-                kept = judged.obtained
-        else:
-            check = _failed_call(exercise, case, outcome, context, inputs, hint)
-        first = first or check
-        if outcome.failure in (Verdict.NOT_WRITTEN, Verdict.TIMED_OUT):
-            break  # never defined, or too slow to try twice
-    assert first is not None
-    return first, "\n".join(printed), kept
-
-
 def _failed_call(exercise: Exercise, case: Case, outcome: CallOutcome, context: Context,
                  inputs: tuple[object, ...], hint: layout_hint.Hint) -> CheckResult:
     """The check of a call that returned nothing to compare: a raise, a crash, a time-out."""
@@ -197,15 +234,3 @@ def _failed_call(exercise: Exercise, case: Case, outcome: CallOutcome, context: 
     return scoring.failed_check(case.name, exercise, outcome.failure, message,
                                 diagnosis=diagnosis, visibility=case.visibility,
                                 note=case.note, raised=vocabulary.raised(outcome.error))
-
-
-def _call(session: Session, exercise: Exercise, case: Case, inputs: tuple[object, ...],
-          at: str, expected: references.Outputs, context: Context
-          ) -> tuple[CallOutcome, Judgement | None]:
-    """One call of the case, and its judgement when it returned."""
-    outcome = session.call(exercise.name, exercise.kind, inputs, dict(case.init_kwargs),
-                           exercise.tensors, at=at, max_bytes=reply_limit(expected),
-                           group=case.visibility.value)
-    if not outcome.returned:
-        return outcome, None
-    return outcome, judgement(exercise, case, outcome.value, expected, inputs, context)

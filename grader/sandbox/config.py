@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from grader.sandbox import isolation
-from grader.sandbox.limits import Engine, Limits, OnError
+from grader.sandbox.limits import CappedOutput, Engine, Limits, OnError
+from grader.sandbox.transport import PipeTransport, Transport
 from grader.sandbox.zygote import Zygotes
 
 
@@ -44,3 +45,12 @@ class SandboxConfig:
         # Plain strings ("stop", "kernel") are accepted, and checked, here.
         object.__setattr__(self, "on_error", OnError(self.on_error))
         object.__setattr__(self, "engine", Engine(self.engine))
+
+    def transport(self, offer: isolation.Offer, output: CappedOutput) -> Transport:
+        """The transport that `engine` asks for."""
+        if self.engine is Engine.KERNEL:
+            from grader.sandbox.kernel import KernelTransport  # Jupyter only when asked for
+
+            return KernelTransport(self.limits, output)
+        return PipeTransport(offer, self.preload, output, use_zygote=self.engine is Engine.FAST,
+                             zygotes=self.zygotes)

@@ -44,8 +44,20 @@ class CallOutcome:
         return self.error == "builtins.NotImplementedError"
 
 
+def refused(message: str, too_large: bool) -> CallOutcome:
+    """A reply the grader refused as it read it (too large, or data that is not numbers)."""
+    return CallOutcome(Verdict.TOO_LARGE if too_large else Verdict.WRONG_TYPE,
+                       message=message.replace("the worker sent", "the call returned"))
+
+
 def outcome_of(reply: dict[str, Any], value: Any, timeout: float) -> CallOutcome:
-    """What a reply to a call says happened."""
+    """What a reply to a call says happened, with what the call printed."""
+    printed = str(reply.get("printed") or "")
+    return replace(_outcome(reply, value, timeout), printed=printed,
+                   reused=reply.get("reused") is True)
+
+
+def _outcome(reply: dict[str, Any], value: Any, timeout: float) -> CallOutcome:
     status = Reply.of(reply)
     message = str(reply.get("message", ""))[:500]
     if status is Reply.NO_SNAPSHOT:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import time
-from dataclasses import replace
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,10 +21,11 @@ import numpy as np
 from grader.errors import IsolationError, SandboxError
 from grader.results import CellResult, CellStatus, Verdict
 from grader.sandbox import isolation, not_started
+from grader.sandbox.asks import Ask, first_request
 from grader.sandbox.config import SandboxConfig
 from grader.sandbox.inside.protocol import Reply
 from grader.sandbox.limits import CappedOutput, Engine, OnError
-from grader.sandbox.outcomes import CallOutcome, outcome_of
+from grader.sandbox.outcomes import CallOutcome, outcome_of, refused
 from grader.sandbox.resources import Resources
 from grader.sandbox.spares import Spare, Spares, start_spare
 from grader.sandbox.transport import (
@@ -43,17 +44,6 @@ GRACE_S = 2.0
 MAX_RESTARTS = 8
 
 
-def transport_for(config: SandboxConfig, offer: isolation.Offer,
-                  output: CappedOutput) -> Transport:
-    """The transport that `config.engine` asks for."""
-    if config.engine is Engine.KERNEL:
-        from grader.sandbox.kernel import KernelTransport  # Jupyter only when asked for
-
-        return KernelTransport(config.limits, output)
-    return PipeTransport(offer, config.preload, output, use_zygote=config.engine is Engine.FAST,
-                         zygotes=config.zygotes)
-
-
 class Session:
     """Runs one submission's code in a worker; use as a context manager."""
 
@@ -67,7 +57,7 @@ class Session:
         self.restarts = 0
         self.offer = isolation.offered()
         self.isolation = isolation.describe(self.offer)
-        self.transport = transport or transport_for(config, self.offer, self.output)
+        self.transport = transport or config.transport(self.offer, self.output)
         self._resources: Resources | None = None
         self._replay: list[tuple[Cell, int]] = []  # index -1: a snapshot after the cell
         self._given: set[int] = set()  # cells whose source the worker holds
@@ -309,55 +299,83 @@ class Session:
              tensors: str | None, at: str = "end",
              max_bytes: int = MAX_REPLY_BYTES, group: str = "",
              fresh: bool = False, reference: dict[str, str] | None = None) -> CallOutcome:
-        """Call one exercise on one case's inputs in a fork of the student's state that no
-        other call has changed (`call_process`: calls of the same `group` share a fork while
-        each leaves it as it was; `fresh` asks for a fork of its own).
+        """One call's outcome (`Ask` says what each argument means)."""
+        return self.calls([Ask(name, kind, args, init, tensors, at, max_bytes, group, fresh,
+                               reference)])[0]
 
-        `reference`, when given, is a solution's function ("name", and the "source" that
-        defines it) that the call process puts in place of the submission's own before the
-        call (`grader.pipeline.owncode`, after every hidden call).
-
-        `at` is "end" (after every cell) or "definition" (right after the cell that last
-        defined the exercise). A return value whose arrays hold more than `max_bytes` is
-        refused as the grader reads it, and dropped a chunk at a time (the call's error).
-        The worker is never told `max_bytes`: it is derived from the expected outputs.
-        """
-        used_up = CallOutcome(Verdict.TIMED_OUT, message="not run: the submission's time "
-                              f"limit of {self.limits.submission_timeout:g} s was used up")
-        if time.monotonic() > self.deadline:
-            return used_up
-        header = {"op": "call", "name": name, "kind": kind, "tensors": tensors,
-                  "timeout": self.limits.call_timeout, "at": at, "group": group,
-                  "fresh": fresh or self.config.fork_every_call}
-        sent: dict[str, Any] = {"args": list(args), "init": init}
-        if reference:
-            sent["reference"] = reference
-        for _attempt in range(2):
-            if self.restarts > MAX_RESTARTS:
-                return CallOutcome(Verdict.CRASHED, message="not run: the student's code killed "
-                                   f"the interpreter more than {MAX_RESTARTS} times")
+    def calls(self, asks: Sequence[Ask]) -> list[CallOutcome]:
+        """The outcome of each call, as `call` gives it, the calls sent to the worker as one
+        request and answered one reply per call, each by its own deadline. A call whose worker
+        dies or stops answering is asked once more in a new worker, with the calls after it
+        (which the lost worker never made), as `call` does it alone."""
+        outcomes: list[CallOutcome | None] = [None] * len(asks)
+        tries = [0] * len(asks)
+        while any(outcome is None for outcome in outcomes):
+            left = [i for i, outcome in enumerate(outcomes) if outcome is None]
+            if time.monotonic() > self.deadline or self.restarts > MAX_RESTARTS:
+                for i in left:
+                    outcomes[i] = self._not_run()
+                break
+            left = left[:first_request([asks[i] for i in left])]
             try:
                 self._ensure_worker()
-                reply, value = self._request(header, sent,
-                                             self.limits.call_timeout + GRACE_S + 1, max_bytes)
+                read = self._send_calls([asks[i] for i in left])
+                for position, i in enumerate(left):
+                    outcomes[i] = self._reply(read, position, asks[i].max_bytes)
             except SandboxError:
                 # A worker restarted after the submission's time ran out cannot say hello in
                 # time: that is the submission's time-out, never the grader's failure (which
                 # a hidden call could otherwise choose to cause, as a bit of its inputs).
                 if time.monotonic() > self.deadline:
-                    return used_up
+                    continue
                 raise
-            except WorkerLost as lost:
-                if lost.in_sync:  # the call answered, with data that is not numbers
-                    return CallOutcome(
-                        Verdict.TOO_LARGE if lost.message == TOO_LARGE else Verdict.WRONG_TYPE,
-                        message=lost.message.replace("the worker sent", "the call returned"))
+            except WorkerLost:
                 self._restart()
-                continue
-            outcome = outcome_of(reply, value, self.limits.call_timeout)
-            return replace(outcome, printed=str(reply.get("printed") or ""),
-                           reused=reply.get("reused") is True)
-        return CallOutcome(Verdict.CRASHED, message="the interpreter died during this call")
+                i = next(i for i in left if outcomes[i] is None)
+                tries[i] += 1
+                if tries[i] >= 2:
+                    outcomes[i] = CallOutcome(Verdict.CRASHED,
+                                              message="the interpreter died during this call")
+        return [outcome for outcome in outcomes if outcome is not None]
+
+    def _not_run(self) -> CallOutcome:
+        if time.monotonic() > self.deadline:
+            return CallOutcome(Verdict.TIMED_OUT, message="not run: the submission's time "
+                               f"limit of {self.limits.submission_timeout:g} s was used up")
+        return CallOutcome(Verdict.CRASHED, message="not run: the student's code killed the "
+                           f"interpreter more than {MAX_RESTARTS} times")
+
+    def _send_calls(self, asks: Sequence[Ask]) -> Callable[[int, int], tuple[dict[str, Any], Any]]:
+        """Send the calls; a function that reads the reply to the n-th, each within `limit`
+        bytes and by the call's own deadline, counted from when the grader waits for it
+        (the worker makes the calls in turn). A transport that answers one request with one
+        reply (a kernel's) is sent one call at a time, as each reply is read."""
+        timeout = self.limits.call_timeout + GRACE_S + 1
+        fresh = self.config.fork_every_call
+
+        def deadline() -> float:
+            return min(time.monotonic() + timeout, self.deadline + GRACE_S)
+
+        if not isinstance(self.transport, PipeTransport) or len(asks) == 1:
+            return lambda n, limit: self._request(asks[n].header(self.limits.call_timeout, fresh),
+                                                  asks[n].value(), timeout, limit)
+        transport = self.transport
+        nonce = transport.send({"op": "calls", "calls": [
+            ask.header(self.limits.call_timeout, fresh) for ask in asks]},
+            [ask.value() for ask in asks], deadline())
+        return lambda n, limit: transport.receive(f"{nonce}/{n}", deadline(), limit)
+
+    def _reply(self, read: Callable[[int, int], tuple[dict[str, Any], Any]], position: int,
+               limit: int) -> CallOutcome:
+        """The outcome of the call at `position` of a request; WorkerLost when the worker is
+        lost (a reply refused as it was read leaves the channel in step: the call's error)."""
+        try:
+            reply, value = read(position, limit)
+        except WorkerLost as lost:
+            if not lost.in_sync:
+                raise
+            return refused(lost.message, too_large=lost.message == TOO_LARGE)
+        return outcome_of(reply, value, self.limits.call_timeout)
 
     def captured_output(self) -> str:
         """What the student's code printed (capped), up to the last reply, or up to

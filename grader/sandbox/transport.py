@@ -130,6 +130,14 @@ def exchange(requests: int, replies: int, header: dict[str, Any], value: Any, de
     `replies`, each by `deadline`, the reply's arrays within `limit` bytes: descriptors the
     grader made, never a path. `lost(when, alive)` says how the worker was lost when the
     channel closes (its exit, or `alive` if it lives on)."""
+    nonce = send(requests, header, value, deadline, lost)
+    return receive(replies, nonce, deadline, limit, lost)
+
+
+def send(requests: int, header: dict[str, Any], value: Any, deadline: float,
+         lost: Callable[[str, str], WorkerLost]) -> str:
+    """Write one request to `requests` (non-blocking) by `deadline`; the id its replies
+    carry (a group of calls is answered `id/0`, `id/1`...)."""
     nonce = secrets.token_hex(8)
     try:
         protocol.write_by(requests, protocol.pack(dict(header, id=nonce), value), deadline)
@@ -140,6 +148,14 @@ def exchange(requests: int, replies: int, header: dict[str, Any], value: Any, de
         # stopped reading, as above.
         raise lost("before the request could be sent",
                    "the worker stopped reading its requests") from None
+    return nonce
+
+
+def receive(replies: int, nonce: str, deadline: float, limit: int,
+            lost: Callable[[str, str], WorkerLost]) -> tuple[dict[str, Any], Any]:
+    """Read the reply whose id is `nonce` from `replies` by `deadline`, its arrays within
+    `limit` bytes. A reply too large is read and dropped when it can be (WorkerLost
+    `in_sync`: the channel is still in step, and the next reply can be read)."""
     # Student code can write to the channel; a frame that does not answer this request is
     # dropped. (Forging this request's answer only forges the student's own outputs.)
     for _ in range(MAX_STRAY_FRAMES):
@@ -295,6 +311,20 @@ class PipeTransport:
         assert proc is not None and proc.stdin is not None and proc.stdout is not None
         return exchange(proc.stdin.fileno(), proc.stdout.fileno(), header, value, deadline,
                         limit, self._lost)
+
+    def send(self, header: dict[str, Any], value: Any, deadline: float) -> str:
+        """Send one request whose replies are read one by one (`receive`): a group of calls,
+        answered with one reply per call. Returns the id the replies carry."""
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None
+        return send(proc.stdin.fileno(), header, value, deadline, self._lost)
+
+    def receive(self, nonce: str, deadline: float,
+                limit: int = MAX_REPLY_BYTES) -> tuple[dict[str, Any], Any]:
+        """The reply whose id is `nonce` (WorkerLost as `request` raises it)."""
+        proc = self._proc
+        assert proc is not None and proc.stdout is not None
+        return receive(proc.stdout.fileno(), nonce, deadline, limit, self._lost)
 
     def _lost(self, when: str, alive: str) -> WorkerLost:
         """How the worker was lost: its exit, or `alive` (a TIMEOUT) if it does not exit."""

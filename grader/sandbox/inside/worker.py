@@ -11,7 +11,10 @@ forked from the grader, so no reference value is in its memory.
 - `call` hands one exercise and one case's inputs to a forked call process
   (`call_process`) and relays its answer. The process serves the next call only if the call
   returned and left nothing that a later call could see (`state`); whatever else a call
-  does to its process (hang, crash, corrupt globals) dies with it.
+  does to its process (hang, crash, corrupt globals) dies with it. `calls` is a group of
+  such calls in one request, answered with one reply per call, each as soon as it is over
+  (reply ids `id/0`, `id/1`...): the same calls, made one after the other, without a round
+  trip to the grader between them.
 - `snapshot` keeps the namespace as it is after a cell that (re)defined an exercise, so that
   an exercise can also be called as it was when it was defined. The copy is a fork, taken
   only when a later statement is about to run that could change what the cell left
@@ -32,6 +35,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,7 +115,22 @@ class Worker:
                 header, value = protocol.unpack(stream, MAX_CHILD_BYTES)
             except EOFError:
                 return
-            protocol.write_all(out_fd, self.answer(header, value))
+            for frame in self.frames(header, value):
+                protocol.write_all(out_fd, frame)
+
+    def frames(self, header: dict[str, Any], value: Any) -> Iterator[bytes]:
+        """The reply frames to one request: one, or one per call of a group of calls
+        (`calls`), each written as soon as its call is over."""
+        if header.get("op") != "calls":
+            yield self.answer(header, value)
+            return
+        calls, values = header.get("calls"), value
+        if not isinstance(calls, list) or not isinstance(values, list) \
+                or len(calls) != len(values) or not all(isinstance(c, dict) for c in calls):
+            yield protocol.pack({"status": Reply.BAD_OP, "id": header.get("id")})
+            return
+        for index, (call, sent) in enumerate(zip(calls, values, strict=True)):
+            yield self.answer(dict(call, op="call", id=f"{header.get('id')}/{index}"), sent)
 
     def answer(self, header: dict[str, Any], value: Any) -> bytes:
         """The reply frame to one request."""
