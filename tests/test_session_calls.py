@@ -3,6 +3,8 @@ deadline and outcome, and the same verdicts as one request per call."""
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 
 from grader.pipeline import loading
@@ -25,6 +27,10 @@ CELLS = ["import os, signal, time\nimport numpy as np\nseen = []\n"
          "    if x == 'kill':\n        os.kill(os.getppid(), signal.SIGUSR1)\n"
          "        time.sleep(5)\n"
          "    if x == 'big':\n        return np.ones(3_000_000)\n"
+         "    if x == 'forge':\n        import sys\n        frame = sys._getframe()\n"
+         "        while frame is not None and 'reply' not in frame.f_locals:\n"
+         "            frame = frame.f_back\n"
+         "        frame.f_locals['reply']['id'] += '-forged'\n        return 'forged'\n"
          "    return len(seen) if x == 'count' else x * 2"]
 
 
@@ -81,7 +87,7 @@ def test_a_worker_lost_mid_group_costs_only_its_call(make_submission):
 def test_the_worker_refuses_a_group_whose_calls_and_inputs_differ():
     frames = list(Worker().frames({"op": "calls", "id": "n", "calls": [{"name": "f"}]}, []))
     header = protocol.header_of(frames[0])
-    assert len(frames) == 1 and header["status"] == "bad-op" and header["id"] == "n"
+    assert len(frames) == 1 and header["status"] == "bad-op" and header["id"] == "n/0"
 
 
 def test_a_group_too_large_for_one_request_is_split():
@@ -90,3 +96,31 @@ def test_a_group_too_large_for_one_request_is_split():
     large = [Ask("f", "function", (np.zeros(1 << 20),))] * 5  # 8 MiB each
     assert first_request(large) == 2
     assert first_request(large[:1]) == 1
+
+
+def test_a_reply_goes_under_its_own_calls_id_whatever_the_call_sets(make_submission):
+    """The student's code can reach the reply its call process is about to send and change
+    its id (in a group, the next call's is predictable): the worker sends every reply under
+    the id of the call that made it."""
+    with session_for(make_submission) as session:
+        outcomes = session.calls([Ask("f", "function", (x,)) for x in ("forge", 5)])
+        restarts = session.restarts
+    assert [(o.failure, o.value) for o in outcomes] == [(None, "forged"), (None, 10)]
+    assert restarts == 0
+
+
+def test_a_call_nested_too_deep_for_a_group_goes_alone():
+    """A group nests each call's value one level deeper than a lone request: inputs nested
+    as deep as a lone request allows are sent alone, and still decode."""
+    def nested(levels):
+        value = 1.0
+        for _ in range(levels):
+            value = (value,)
+        return value
+
+    shallow, deep = Ask("f", "function", (nested(5),)), Ask("f", "function", (nested(6),))
+    assert first_request([shallow, shallow, shallow]) == 3
+    assert first_request([shallow, deep, shallow]) == 1
+    assert first_request([deep, shallow]) == 1
+    frame = protocol.pack({"op": "call", "id": "n"}, deep.value())
+    assert protocol.unpack(io.BytesIO(frame), 1 << 20)[1]["args"] == [nested(6)]

@@ -78,7 +78,7 @@ def grade_calls(session: Session, assignment: Assignment, stored: references.Ref
                 for e in assignment.exercises}
     hints = _hints(assignment, statements)
     calls = []
-    for exercise in assignment.exercises:  # one request per exercise's public cases
+    for exercise in assignment.exercises:  # its public cases, a request per place
         public = [(exercise, case) for case in exercise.cases
                   if case.visibility is Visibility.PUBLIC]
         calls += _graded(session, public, stored, contexts, hints, ("end", "definition"))
@@ -87,7 +87,7 @@ def grade_calls(session: Session, assignment: Assignment, stored: references.Ref
     session.seal_output()  # what is printed from now on may show hidden inputs
     late = {exercise.name for exercise in assignment.exercises
             if any(c.exercise == exercise.name and c.check.caution == LATE for c in calls)}
-    for exercise in assignment.exercises:  # one request per exercise's hidden cases
+    for exercise in assignment.exercises:  # its hidden cases, in one request
         hidden = [(exercise, case) for case in exercise.cases
                   if case.visibility is Visibility.HIDDEN]
         calls += _graded(session, hidden, stored, contexts, hints, ("end",), late)

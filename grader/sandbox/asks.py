@@ -71,24 +71,30 @@ class Ask:
 
 
 def first_request(asks: Sequence[Ask]) -> int:
-    """How many of `asks`, from the first, go in one request (at least one)."""
+    """How many of `asks`, from the first, go in one request (at least one). A group nests
+    each call's value one level deeper than a lone call does: a call whose inputs are nested
+    as deep as a lone request allows (`protocol.MAX_DEPTH`) goes alone."""
     nodes = size = 0
     for count, ask in enumerate(asks):
-        ask_nodes, ask_bytes = _measure((ask.args, ask.init, ask.reference))
+        ask_nodes, ask_bytes, depth = _measure(ask.value())
+        if depth >= protocol.MAX_DEPTH:
+            return count or 1
         nodes, size = nodes + ask_nodes + 4, size + ask_bytes
         if count and (nodes > MAX_NODES or size > MAX_BYTES or count >= MAX_CALLS):
             return count
     return len(asks)
 
 
-def _measure(value: Any, depth: int = 0) -> tuple[int, int]:
-    """(values, bytes of arrays) of what `protocol.encode` makes of `value`, roughly."""
+def _measure(value: Any, depth: int = 0) -> tuple[int, int, int]:
+    """(values, bytes of arrays, levels of containers) of what `protocol.encode` makes of
+    `value`, roughly; past `protocol.MAX_DEPTH` levels, as if at that depth."""
     if depth > protocol.MAX_DEPTH:
-        return 1, 0
+        return 1, 0, protocol.MAX_DEPTH
     if isinstance(value, (list, tuple)):
         parts = [_measure(item, depth + 1) for item in value]
     elif isinstance(value, dict):
         parts = [_measure(item, depth + 1) for item in value.values()]
     else:
-        return 1, np.asarray(value).nbytes if isinstance(value, np.ndarray) else 0
-    return 1 + sum(n for n, _ in parts), sum(b for _, b in parts)
+        return 1, np.asarray(value).nbytes if isinstance(value, np.ndarray) else 0, 0
+    return (1 + sum(n for n, _, _ in parts), sum(b for _, b, _ in parts),
+            1 + max((d for _, _, d in parts), default=0))

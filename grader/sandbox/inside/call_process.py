@@ -76,7 +76,7 @@ class CallProcess:
     call "as defined" asks for (`inert`)."""
     verdict_due: bool = False
     """A call returned, and the process has yet to say whether it found the state as it was
-    (it says so after its reply, while the grader judges the answer)."""
+    (it says so after its reply, while the worker relays it and the grader judges it)."""
 
     @classmethod
     def start(cls, namespace: dict[str, Any], group: str, executed: int,
@@ -225,7 +225,7 @@ def serve(channel: socket.socket, namespace: dict[str, Any], max_bytes: int) -> 
         os.dup2(quiet, 1)
         os.dup2(quiet, 2)
         protocol.write_all(fd, protocol.with_header(frame, {"reused": reused}))
-        # The verdict follows the reply: the picture is taken while the grader judges.
+        # The verdict follows the reply: the picture is taken while the reply is relayed.
         processes.reap()
         same = returned and before is not None and state.digest(namespace) == before
         try:

@@ -127,7 +127,7 @@ class Worker:
         calls, values = header.get("calls"), value
         if not isinstance(calls, list) or not isinstance(values, list) \
                 or len(calls) != len(values) or not all(isinstance(c, dict) for c in calls):
-            yield protocol.pack({"status": Reply.BAD_OP, "id": header.get("id")})
+            yield protocol.pack({"status": Reply.BAD_OP, "id": f"{header.get('id')}/0"})
             return
         for index, (call, sent) in enumerate(zip(calls, values, strict=True)):
             yield self.answer(dict(call, op="call", id=f"{header.get('id')}/{index}"), sent)
@@ -137,8 +137,9 @@ class Worker:
         processes.reap()
         handler = getattr(self, f"op_{header.get('op')}", None)
         reply, result = handler(header, value) if handler else ({"status": Reply.BAD_OP}, None)
-        if reply["status"] is Reply.RELAY:  # a child's frame, passed on as it is
-            return bytes(result or b"")
+        if reply["status"] is Reply.RELAY:  # a child's frame, passed on under this request's id
+            # (the student's code may have set another: a later call's in a group)
+            return protocol.with_header(bytes(result or b""), {"id": header.get("id")})
         return protocol.pack(dict(reply, id=header.get("id")), result)
 
     def op_hello(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
