@@ -106,7 +106,8 @@ def _graded(session: Session, cases: Sequence[tuple[Exercise, Case]],
     the first place (or the passing one), with what its calls printed and the outputs it
     compared."""
     trials = [_Trial(exercise, case, stored.get(exercise.name, case.name),
-                     ("definition",) if exercise.name in late else places, case.inputs())
+                     ("definition",) if exercise.name in late else places, case.inputs(),
+                     contexts[exercise.name], hints[exercise.name])
               for exercise, case in cases]
     for step in range(len(places)):
         asked = [trial for trial in trials if trial.open_at(step)]
@@ -114,9 +115,8 @@ def _graded(session: Session, cases: Sequence[tuple[Exercise, Case]],
             break
         outcomes = session.calls([trial.ask(step) for trial in asked])
         for trial, outcome in zip(asked, outcomes, strict=True):
-            name = trial.exercise.name
-            trial.record(step, outcome, contexts[name], hints[name])
-    return [trial.call(contexts[trial.exercise.name]) for trial in trials]
+            trial.record(step, outcome)
+    return [trial.call() for trial in trials]
 
 
 @dataclass
@@ -127,7 +127,9 @@ class _Trial:
     case: Case
     expected: references.Outputs
     places: tuple[str, ...]
-    inputs: tuple[object, ...] = ()
+    inputs: tuple[object, ...]
+    context: Context
+    hint: layout_hint.Hint
     check: CheckResult | None = None
     """The check of the first place, or of the passing one."""
     done: bool = False
@@ -143,15 +145,13 @@ class _Trial:
                    exercise.tensors, at=self.places[step], max_bytes=reply_limit(self.expected),
                    group=case.visibility.value)
 
-    def record(self, step: int, outcome: CallOutcome, context: Context,
-               hint: layout_hint.Hint) -> None:
+    def record(self, step: int, outcome: CallOutcome) -> None:
         at = self.places[step]
         if outcome.printed:
             self.printed.append(outcome.printed)
-        inputs = self.inputs
         if outcome.returned:
-            judged = judgement(self.exercise, self.case, outcome.value, self.expected, inputs,
-                               context)
+            judged = judgement(self.exercise, self.case, outcome.value, self.expected,
+                               self.inputs, self.context)
             check = judged.check
             if judged.passed:
                 if at == "definition":
@@ -162,15 +162,16 @@ class _Trial:
             if self.check is None:
                 self.obtained = judged.obtained
         else:
-            check = _failed_call(self.exercise, self.case, outcome, context, inputs, hint)
+            check = _failed_call(self.exercise, self.case, outcome, self.context, self.inputs,
+                                 self.hint)
         self.check = self.check or check
         # never defined, or too slow to try twice
         self.done = outcome.failure in (Verdict.NOT_WRITTEN, Verdict.TIMED_OUT)
 
-    def call(self, context: Context) -> Call:
+    def call(self) -> Call:
         assert self.check is not None
         return Call(self.exercise.name, self.check, "\n".join(self.printed), self.obtained,
-                    self.expected, context)
+                    self.expected, self.context)
 
 
 def _hints(assignment: Assignment, statements: Sequence[ast.stmt]

@@ -349,20 +349,20 @@ class Session:
                            f"interpreter more than {MAX_RESTARTS} times")
 
     def _send_calls(self, asks: Sequence[Ask]) -> Callable[[int, int], tuple[dict[str, Any], Any]]:
-        """Send the calls; a function that reads the reply to the n-th, each within `limit`
-        bytes and by the call's own deadline, counted from when the grader waits for it
-        (the worker makes the calls in turn). A transport that answers one request with one
-        reply (a kernel's) is sent one call at a time, as each reply is read."""
+        """Send the calls (a lone one as a plain request); a function that reads the reply to
+        the n-th within `limit` bytes, by the call's own deadline counted from when the grader
+        waits for it (the worker makes them in turn). Groups go to a `PipeTransport` only."""
         timeout = self.limits.call_timeout + GRACE_S + 1
         fresh = self.config.fork_every_call
 
         def deadline() -> float:
             return min(time.monotonic() + timeout, self.deadline + GRACE_S)
 
-        if not isinstance(self.transport, PipeTransport) or len(asks) == 1:
+        if len(asks) == 1:
             return lambda n, limit: self._request(asks[n].header(self.limits.call_timeout, fresh),
                                                   asks[n].value(), timeout, limit)
         transport = self.transport
+        assert isinstance(transport, PipeTransport)
         nonce = transport.send({"op": "calls", "calls": [
             ask.header(self.limits.call_timeout, fresh) for ask in asks]},
             [ask.value() for ask in asks], deadline())
