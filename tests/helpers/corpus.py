@@ -44,18 +44,21 @@ EXPECTED = {
 }
 
 
-CALL_LIMIT = {"attention_basics/call_faults.py": 1.0}
-"""Files whose calls wait for the call limit (`call_faults.py`'s softmax never returns, in each
-of its six cases): graded with the smallest limit that still lets their other calls answer on
-a busy machine, instead of FAST's 4 s."""
+OWN_LIMITS = {"attention_basics/call_faults.py": {"call_timeout": 1.0},
+              "attention_basics/fault_infinite_cell.ipynb": {"cell_timeout": 2.0},
+              "attention_basics/fault_ignores_signals.ipynb": {"cell_timeout": 2.0},
+              "attention_basics/fault_print_flood.ipynb": {"cell_timeout": 2.0}}
+"""Files that wait for a time limit, each graded with the smallest limit that still lets its
+other cells and calls finish on a busy machine, instead of FAST's 4 s: `call_faults.py`'s
+softmax never returns, in each of its six cases; the other three spin in a cell (a loop, one
+that ignores signals, a flood of output). Each second of a limit is a second of CPU that the
+student's loop spends, in each engine."""
 
 
 def options_for(relative: str, engine: str = "fast") -> grading.Options:
     """FAST's options for the corpus file at `relative`, by the engine named, with its own
-    call limit where `CALL_LIMIT` gives one."""
-    limits = FAST.limits
-    if relative in CALL_LIMIT:
-        limits = dataclasses.replace(limits, call_timeout=CALL_LIMIT[relative])
+    limits where `OWN_LIMITS` gives them."""
+    limits = dataclasses.replace(FAST.limits, **OWN_LIMITS.get(relative, {}))
     return dataclasses.replace(FAST, limits=limits, engine=engine)
 
 
