@@ -443,8 +443,9 @@ for fd in range(3, 12):
         "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
                    "id": f"c{i}", "source": source}
                   for i, source in enumerate([stop_reading, big, HONEST])]}))
-    # The grading ends with the submission's limit: the smallest that leaves the cells after
-    # the blocked one time to run on a busy machine.
+    # The grading ends at the submission's limit: each new worker replays cell 1, which stops
+    # it reading again, so every later statement waits for its own limit. 8 s shows it as 20 s
+    # did.
     limits = Limits(cell_timeout=2, call_timeout=2, submission_timeout=8, memory_mb=1024)
     results: list = []
     thread = threading.Thread(target=lambda: results.append(
