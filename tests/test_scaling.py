@@ -43,9 +43,9 @@ def open_descriptors() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
-def zombies() -> list[int]:
-    """Children of this process that have exited and were never waited for."""
-    found = []
+def children() -> dict[int, str]:
+    """Each child of this process, by its state ("Z": exited and never waited for)."""
+    found = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -54,8 +54,8 @@ def zombies() -> list[int]:
                 fields = stream.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if fields[0] == "Z" and int(fields[1]) == os.getpid():
-            found.append(int(name))
+        if int(fields[1]) == os.getpid():
+            found[int(name)] = fields[0]
     return found
 
 
@@ -80,12 +80,13 @@ def jobs_of(folder) -> list[Job]:
     return finding.read_folder(folder, None, None)[0]
 
 
-def assert_no_growth(descriptors: int, memory: float, what: str) -> None:
+def assert_no_growth(descriptors: int, memory: float, before: dict[int, str], what: str) -> None:
     """No descriptor, no zombie, and under 40 MB of memory (60 MB at the peak) more than before
-    `what`."""
+    `what`. A zombie counts when `what` started it: a child of this process that was not one
+    `before` (an earlier test's, in the same pytest worker, may end and wait to be reaped)."""
     gc.collect()
     assert open_descriptors() == descriptors
-    assert zombies() == []
+    assert [pid for pid, state in children().items() if state == "Z" and pid not in before] == []
     growth = resident_mb() - memory
     # Results are written to disk, not kept: graded submissions may cost the allocator slack,
     # never memory in proportion to the class (each result holds arrays of its public checks,
@@ -111,7 +112,7 @@ def test_the_gradings_of_a_job_process_leak_nothing(tmp_path):
         for job in todo[:2]:
             grade_job(job, assignment, options, stored)
     gc.collect()
-    descriptors, memory = open_descriptors(), resident_mb()
+    descriptors, memory, before = open_descriptors(), resident_mb(), children()
     reset_peak()
     with Zygotes() as zygotes:  # as `processes._begin` makes a job process's
         options = replace(OPTIONS, zygotes=zygotes)
@@ -124,7 +125,7 @@ def test_the_gradings_of_a_job_process_leak_nothing(tmp_path):
     assert scores == {f"student_{i:04d}": ("graded", 4.0 if i % 2 else 10.0)
                       for i in range(COUNT)}
     del graded
-    assert_no_growth(descriptors, memory, f"{COUNT} gradings")
+    assert_no_growth(descriptors, memory, before, f"{COUNT} gradings")
 
 
 class Replayed:
@@ -169,7 +170,7 @@ def test_the_batch_process_leaks_nothing_while_it_writes_and_records(tmp_path, m
     shutil.copytree(tmp_path / "submissions" / "student_0000", warm / "student_0000")
     run(warm, tmp_path / "warm-out")
     gc.collect()
-    descriptors, memory = open_descriptors(), resident_mb()
+    descriptors, memory, before = open_descriptors(), resident_mb(), children()
     reset_peak()
     summary = run(tmp_path / "submissions", tmp_path / "out")
     assert (summary.graded, summary.errors) == (COUNT, 0)
@@ -177,4 +178,4 @@ def test_the_batch_process_leaks_nothing_while_it_writes_and_records(tmp_path, m
     assert sorted(row.student for row in rows) == [f"student_{i:04d}" for i in range(COUNT)]
     assert {row.score for row in rows} == {10.0}
     assert len(list((tmp_path / "out" / "results").rglob("hw.html"))) == COUNT
-    assert_no_growth(descriptors, memory, f"{COUNT} results written and recorded")
+    assert_no_growth(descriptors, memory, before, f"{COUNT} results written and recorded")
