@@ -181,7 +181,7 @@ def processes() -> set[int]:
     return {int(name) for name in os.listdir("/proc") if name.isdigit()}
 
 
-def _stat(pid: int) -> tuple[str, int] | None:
+def stat_of(pid: int) -> tuple[str, int] | None:
     """The state letter and the parent of `pid`, or None once it is gone."""
     try:
         with open(f"/proc/{pid}/stat") as stream:
@@ -196,7 +196,7 @@ def descendants(root: int) -> dict[int, str]:
     parents: dict[int, list[int]] = {}
     states: dict[int, str] = {}
     for pid in processes():
-        found = _stat(pid)
+        found = stat_of(pid)
         if found:
             states[pid] = found[0]
             parents.setdefault(found[1], []).append(pid)
@@ -262,7 +262,7 @@ class OwnProcesses:
         self._zygotes.close()
         self._prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
         for pid, state in descendants(os.getpid()).items():
-            if state == "Z" and pid not in self.before and _stat(pid) == ("Z", os.getpid()):
+            if state == "Z" and pid not in self.before and stat_of(pid) == ("Z", os.getpid()):
                 with contextlib.suppress(ChildProcessError):
                     os.waitpid(pid, os.WNOHANG)
 

@@ -31,7 +31,7 @@ from grader.gradebook import Gradebook
 from grader.pipeline import grading
 from grader.sandbox.limits import Limits
 from grader.sandbox.zygote import Zygotes
-from tests.conftest import ROOT
+from tests.conftest import ROOT, processes, stat_of
 from tests.helpers.memory import reset_peak, resident_mb
 
 pytestmark = pytest.mark.slow
@@ -44,19 +44,9 @@ def open_descriptors() -> int:
 
 
 def children() -> dict[int, str]:
-    """Each child of this process, by its state ("Z": exited and never waited for)."""
-    found = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as stream:
-                fields = stream.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == os.getpid():
-            found[int(name)] = fields[0]
-    return found
+    """Each child of this process, by its state letter ("Z": exited and never waited for)."""
+    return {pid: found[0] for pid in processes()
+            if (found := stat_of(pid)) is not None and found[1] == os.getpid()}
 
 
 def make_class(folder, count: int) -> None:
