@@ -174,8 +174,9 @@ for fd in range(3, 256):
 
 def test_a_kernel_that_never_answers_is_a_timeout_not_a_hang(tmp_path):
     """The code replaces the agent that answers the grader with one that never does. The
-    submission's limit is the smallest that still lets a kernel start on a busy machine (about
-    3 s there): each call then meets its own limit, and the grading ends with the submission's."""
+    submission's limit is small, yet leaves a kernel time to start on a busy machine (8 s held
+    beside three CPU-bound loops on 2 cores): each call then meets its own limit, and the
+    grading ends with the submission's."""
     limits = dataclasses.replace(OPTIONS.limits, submission_timeout=8)
     result = grade(tmp_path, '''
 import grader.sandbox.inside.kernel_agent as agent
