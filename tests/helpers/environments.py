@@ -64,12 +64,12 @@ def site_packages(python: Path) -> Path:
                                timeout=60).stdout.strip())
 
 
-def venv_of(folder: Path, requirements: list[str], *, pip: bool = False) -> Path:
+def venv_of(folder: Path, requirements: list[str]) -> Path:
     """A venv in `folder`, of the interpreter running the tests, that holds these requirements
-    as installed here and what they need, and nothing else; with pip only when asked. Returns
-    its interpreter."""
-    command = [sys.executable, "-m", "venv", str(folder)]
-    subprocess.run(command if pip else [*command, "--without-pip"], check=True, timeout=300)
+    as installed here and what they need, and nothing else, not even pip (this environment's
+    installs into it: `pip --python`). Returns its interpreter."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True,
+                   timeout=300)
     python = folder / "bin" / "python"
     install_from_here(needed(requirements), site_packages(python))
     return python
