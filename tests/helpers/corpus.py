@@ -44,7 +44,7 @@ EXPECTED = {
 }
 
 
-OWN_LIMITS = {"attention_basics/call_faults.py": {"call_timeout": 1.0},
+OWN_LIMITS = {"attention_basics/call_faults.py": {"call_timeout": 0.5},
               "attention_basics/fault_infinite_cell.ipynb": {"cell_timeout": 2.0},
               "attention_basics/fault_ignores_signals.ipynb": {"cell_timeout": 2.0},
               "attention_basics/fault_print_flood.ipynb": {"cell_timeout": 2.0}}
