@@ -106,8 +106,10 @@ def three_calls(make_submission, text: str, **config: object) -> list:
     submission = loading.load(path, Limits(), "udl_attention")
     x = np.array([0.5, -1.0, 2.0])
     # No call here waits for a limit: a statement may take its time (importing torch on a
-    # machine busy with another suite takes more than the default 10 s).
-    with Session(SandboxConfig(Limits(cell_timeout=120, call_timeout=60), preload=("numpy",),
+    # machine busy with another suite takes more than the default 10 s). A module imports
+    # torch itself, where no assignment preloads it: a build with CUDA maps 3 GB as it does.
+    limits = Limits(cell_timeout=120, call_timeout=60, memory_mb=8192)
+    with Session(SandboxConfig(limits, preload=("numpy",),
                                watch=("softmax",), module_name="submission",
                                **config)) as session:
         cells = session.run(submission)

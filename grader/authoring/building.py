@@ -22,8 +22,11 @@ from grader.sandbox.config import SandboxConfig
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import Session
 
-# A solution is trusted to finish, not to be quick: torch builds a model per case.
-LIMITS = Limits(cell_timeout=120.0, call_timeout=120.0, submission_timeout=3600.0)
+# A solution is trusted to finish, not to be quick: torch builds a model per case. A master
+# imports what it needs itself (nothing is preloaded before `grade assign` has read it), and a
+# build of torch with CUDA maps 3 GB of address space as it is imported.
+LIMITS = Limits(cell_timeout=120.0, call_timeout=120.0, submission_timeout=3600.0,
+                memory_mb=8192)
 
 
 def compute(assignment: Assignment, solution: Path | None = None

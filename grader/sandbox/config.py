@@ -51,6 +51,6 @@ class SandboxConfig:
         if self.engine is Engine.KERNEL:
             from grader.sandbox.kernel import KernelTransport  # Jupyter only when asked for
 
-            return KernelTransport(self.limits, output)
+            return KernelTransport(self.limits, self.preload, output)
         return PipeTransport(offer, self.preload, output, use_zygote=self.engine is Engine.FAST,
                              zygotes=self.zygotes)

@@ -97,8 +97,9 @@ class KernelTransport:
     worker = WorkerStart.KERNEL
     started = "started as an IPython kernel (--engine kernel)"
 
-    def __init__(self, limits: Limits, output: CappedOutput) -> None:
+    def __init__(self, limits: Limits, preload: tuple[str, ...], output: CappedOutput) -> None:
         self.limits = limits
+        self.preload = preload
         self.output = output
         self._client: Client | None = None
         self._proc: subprocess.Popen[bytes] | None = None
@@ -129,6 +130,7 @@ class KernelTransport:
                                                     writable=(shared,)))
         env["MALLOC_ARENA_MAX"] = "2"  # one 64 MiB arena per thread would eat the memory limit
         env[KERNEL_OUTPUT_ENV] = str(self.limits.output_bytes)  # kernel_agent.InPieces sends it
+        env[processes.PRELOAD_ENV] = json.dumps(list(self.preload))  # imported before the limits
         (specs / SPEC).mkdir()
         (specs / SPEC / "kernel.json").write_text(json.dumps({
             "argv": [*isolation.command(resources.offer, "kernel_agent"), "-f",

@@ -55,9 +55,10 @@ class Limits:
     submission_timeout: float = limit(300.0, "--submission-timeout", "S", "seconds for the "
                                       "whole submission, cells and calls together")
     """Wall seconds for the whole submission, cells and calls together."""
-    memory_mb: int = limit(2048, "--memory-mb", "MB", "address space of the student's "
-                           "processes")
-    """Address space of each process, in MiB."""
+    memory_mb: int = limit(2048, "--memory-mb", "MB", "address space each of the student's "
+                           "processes may map beyond the interpreter and preloaded modules")
+    """Address space each process may map beyond what it holds as it starts (the interpreter,
+    numpy and what the assignment preloads: a build of torch with CUDA maps 3 GB), in MiB."""
     cpu_s: int = limit(120, "--cpu-seconds", "S", "CPU seconds of each of the student's "
                        "processes")
     """CPU seconds of each process."""

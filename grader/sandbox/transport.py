@@ -19,6 +19,7 @@ from __future__ import annotations
 import enum
 import fcntl
 import io
+import json
 import os
 import secrets
 import select
@@ -212,6 +213,7 @@ class PipeTransport:
         proc: subprocess.Popen[bytes] | zygote.Forked | None = (
             self._fork(env, resources) if self.use_zygote else None)
         if proc is None:
+            env[processes.PRELOAD_ENV] = json.dumps(list(self.preload))  # before the limits
             try:
                 proc = subprocess.Popen(
                     isolation.command(self.offer), stdin=subprocess.PIPE,

@@ -72,13 +72,44 @@ def death(status: int) -> str:
     return f"the process exited with code {os.WEXITSTATUS(status)} before answering"
 
 
+PRELOAD_ENV = "GRADER_PRELOAD"
+"""The modules a worker or kernel imports before its limits are set (a JSON list), where no
+zygote imported them first: the assignment's `requires`."""
+
+
+def preload(modules: list[str] | tuple[str, ...]) -> None:
+    """Import the modules an assignment's code needs (`Assignment.requires`), as the zygote,
+    a fresh worker and a kernel each do before they run a student's code; torch with one
+    thread, which keeps fork() safe."""
+    for module in modules:
+        __import__(module)
+        if module == "torch":
+            import torch
+
+            torch.set_num_threads(1)
+
+
+def address_space() -> int:
+    """Bytes of address space this process holds now (0 where /proc cannot say)."""
+    try:
+        with open("/proc/self/statm") as stream:
+            return int(stream.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def apply_limits(limits: dict[str, int]) -> None:
-    """Set the resource limits the grader asked for (0 or missing leaves one unset)."""
+    """Set the resource limits the grader asked for (0 or missing leaves one unset). The
+    address space ("memory") is what each process may map beyond what it holds now: the
+    interpreter and the modules the grader preloaded (numpy, an assignment's torch) are the
+    grader's, and a build of torch with CUDA reserves gigabytes as it is imported."""
     names = {"memory": resource.RLIMIT_AS, "cpu": resource.RLIMIT_CPU,
              "file_size": resource.RLIMIT_FSIZE, "processes": resource.RLIMIT_NPROC}
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     for key, which in names.items():
         amount = int(limits.get(key) or 0)
+        if amount > 0 and key == "memory":
+            amount += address_space()
         if amount > 0:
             soft, hard = resource.getrlimit(which)
             ceiling = amount if hard == resource.RLIM_INFINITY else min(amount, hard)

@@ -28,6 +28,7 @@ def confine_as_planned() -> Confinement:
     GRADER_CONFINE, removed from the environment); what was done, or why it failed."""
     os.environ[SANDBOX_ENV] = "1"
     _first_to_go()
+    processes.preload(json.loads(os.environ.pop(processes.PRELOAD_ENV, "[]")))
     processes.apply_limits(json.loads(os.environ.pop("GRADER_LIMITS", "{}")))
     plan = os.environ.pop("GRADER_CONFINE", "")
     if not plan:

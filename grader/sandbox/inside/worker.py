@@ -143,12 +143,7 @@ class Worker:
         return protocol.pack(dict(reply, id=header.get("id")), result)
 
     def op_hello(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
-        for module in header.get("preload", []):
-            __import__(module)
-            if module == "torch":
-                import torch
-
-                torch.set_num_threads(1)  # a single thread keeps fork() safe
+        processes.preload(header.get("preload", []))  # imported already where it started
         self.watch = [str(name) for name in header.get("watch", [])]
         if header.get("shell", True):  # not inside a real IPython kernel
             self.namespace["__name__"] = header.get("module_name", "__main__")

@@ -42,12 +42,9 @@ def serve() -> None:
     preload = json.loads(os.environ.pop("GRADER_ZYGOTE_PRELOAD", "[]"))
     control = socket.socket(fileno=fd)
     os.set_inheritable(fd, False)
-    for module in preload:
-        __import__(module)
-        if module == "torch":
-            import torch
+    from grader.sandbox.inside import processes
 
-            torch.set_num_threads(1)
+    processes.preload(preload)
     # Each worker reseeds numpy.random (a lazy submodule: 12 ms to import in every worker
     # otherwise). The worker's hello preloads these too; make confine() cheap as well.
     import numpy.random  # noqa: F401
