@@ -17,7 +17,7 @@ from grader.gradescope import autograder
 PACKAGE = Path(layout.__file__).resolve().parents[1]
 PROJECT = PACKAGE.parent
 HANDOFFS = ("GRADER_LIMITS", "GRADER_CONFINE", "GRADER_ZYGOTE_", "GRADER_KERNEL_CHANNEL",
-            "GRADER_KERNEL_OUTPUT", "GRADER_SANDBOX")
+            "GRADER_KERNEL_OUTPUT", "GRADER_SANDBOX", "GRADER_PRELOAD")
 """What the grader hands its sandbox child, which reads it at start-up."""
 READER = ("course/layout.py", "Layout.from_environment")
 

@@ -39,7 +39,7 @@ def test_what_the_grader_preloads_is_not_the_students_memory(make_submission, en
     submission = loading.load(path, LIMITS, "torch_attention")
     with Session(SandboxConfig(LIMITS, preload=("numpy", "torch"), engine=engine)) as session:
         cells = session.run(submission)
-        output = session.output.text()
+        output = session.captured_output()
     assert [(c.index, c.status) for c in cells] == [(1, CellStatus.OK), (2, CellStatus.ERROR)]
     assert "mapped 128 MiB" in output
     assert "MemoryError" in cells[1].message, cells[1].message
