@@ -5,9 +5,9 @@ CUDA, which `pip install torch` gives on Linux from PyPI, maps about 3 GB as it 
 counted against the student, it left a torch assignment's code no memory at all under the
 default 2048 MiB, and every call failed as if the student's code were wrong.
 
-Here torch (the CPU build, about 600 MiB mapped once imported) is preloaded under a limit of
-256 MiB, less than what torch alone maps: in each engine the student's code still gets its
-256 MiB, and no more.
+Here torch (about 600 MiB mapped once imported for the CPU build, 3 GB for the CUDA build) is
+preloaded under a limit of 256 MiB, less than what torch alone maps: in each engine the
+student's code still gets its 256 MiB, and no more.
 """
 
 from __future__ import annotations
