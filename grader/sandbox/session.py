@@ -137,9 +137,9 @@ class Session:
         return True
 
     def _hello(self) -> dict[str, Any]:
-        """The worker's answer to `hello`, which tells it what to import and watch."""
-        hello = {"op": "hello", "preload": list(self.config.preload),
-                 "module_name": self.config.module_name, "watch": list(self.config.watch)}
+        """The worker's answer to `hello`, which tells it what to watch and its `__name__`."""
+        hello = {"op": "hello", "module_name": self.config.module_name,
+                 "watch": list(self.config.watch)}
         return self._request(hello, None, 60.0)[0]
 
     def _accept(self, hello: dict[str, Any], confined: bool) -> None:

@@ -143,7 +143,6 @@ class Worker:
         return protocol.pack(dict(reply, id=header.get("id")), result)
 
     def op_hello(self, header: dict[str, Any], value: Any) -> tuple[dict[str, Any], Any]:
-        processes.preload(header.get("preload", []))  # imported already where it started
         self.watch = [str(name) for name in header.get("watch", [])]
         if header.get("shell", True):  # not inside a real IPython kernel
             self.namespace["__name__"] = header.get("module_name", "__main__")
