@@ -358,6 +358,33 @@ def test_the_master_is_assigned_validated_and_released_with_no_declaration_by_ha
         f"{NAME}.check.npz", f"{NAME}.ipynb", f"{NAME}.py"]
 
 
+def test_the_declaration_keeps_dtypes_makes_the_module_a_class_and_masks_causal(course):
+    """What `grade assign` wrote for the tensors, the module and the masks, and the cases the
+    registry makes of it."""
+    written = course["written"]
+    assert 'requires=("torch",)' in written
+    assert "init_kwargs={'h': 2, 'd_model': 16}, seed=1" in written  # d_model x 2, h kept
+    assert "'linears.0.weight': (('d_model', 'd_model'), 'float32')" in written
+    assert "np.array([[[True, False, False, False, False, False]" in written  # boolean
+    assignment = registry.get(NAME)
+    # the example, the practice case (5 times its size) and the hidden cases
+    assert [case.inputs() for case in assignment.exercise("subsequent_mask").cases] == [
+        (6,), (30,), (12,), (18,), (24,)]
+    state, x, _, _, mask = assignment.exercise("MultiHeadedAttention").cases[1].inputs()
+    assert mask.dtype == bool and x.dtype.name == "float32" and x.shape[-1] == 16
+    assert sorted(state) == sorted(f"linears.{i}.{p}" for i in range(4)
+                                   for p in ("weight", "bias"))
+
+
+def test_a_failed_assign_writes_nothing(tmp_path):
+    broken = [("raw", CONFIG), ("code", IMPORTS), ("code", MASK), ("code", ATTENTION),
+              ("code", MODULE), ("code", EXAMPLES + "1 / 0\n")]
+    code, out, err = grade("assign", str(write_master(tmp_path / "m.ipynb", broken)),
+                           "--out", str(tmp_path / "course"))
+    assert code == 1 and "ZeroDivisionError" in err
+    assert not (tmp_path / "course").exists()
+
+
 def test_each_student_gets_the_points_their_code_earns(graded):
     code, out, err = graded["batch"]
     assert code == 0, out + err
