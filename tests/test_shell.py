@@ -174,8 +174,8 @@ last in the kernel's one notebook."""
 def test_every_case_gives_the_same_cells_and_output_in_a_jupyter_kernel(make_submission):
     """The cases above in one real kernel, one after another, each behind a cell that prints
     its name: each case's output and problem cells (counted from its first cell) are what the
-    fast engine must give, less its notes. One kernel where a kernel for each case cost about
-    0.8 s of CPU each."""
+    fast engine must give, less its notes. One kernel: a kernel for each case would cost about
+    0.8 s of CPU more each."""
     order = [name for name in CASES if name not in KERNEL_LAST] + list(KERNEL_LAST)
     cells, first = [], {}
     for name in order:
