@@ -80,6 +80,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from grader.sandbox import isolation
+from grader.sandbox.inside import processes
 from grader.sandbox.inside.zygote_process import MAX_MESSAGE
 
 BOOT = ("import sys; sys.path.insert(0, {parent!r}); import grader.sandbox.inside.startup; "
@@ -145,8 +146,8 @@ class Client:
         # import, and no worker can reach it (each has its own /tmp). Removed then, it is not
         # left behind when the grader is killed.
         self.cache = tempfile.mkdtemp(prefix="grader-zygote-")
-        env.update(GRADER_ZYGOTE_FD=str(theirs.fileno()), MPLCONFIGDIR=self.cache,
-                   GRADER_ZYGOTE_PRELOAD=json.dumps(list(preload)))
+        env.update(GRADER_ZYGOTE_FD=str(theirs.fileno()), MPLCONFIGDIR=self.cache)
+        env[processes.PRELOAD_ENV] = json.dumps(list(preload))
         # As root, a plain process; else root of a user namespace of its own, so that it
         # may make the workers' namespaces and mounts.
         unshare = next((part for part in offer.prefix if Path(part).name == "unshare"), "")

@@ -73,8 +73,9 @@ def death(status: int) -> str:
 
 
 PRELOAD_ENV = "GRADER_PRELOAD"
-"""The modules a worker or kernel imports before its limits are set (a JSON list), where no
-zygote imported them first: the assignment's `requires`."""
+"""The modules a zygote, a fresh worker or a kernel imports before it runs a student's code
+and before its limits are set (a JSON list): the assignment's `requires`. A worker forked
+from a zygote has them already."""
 
 
 def preload(modules: list[str] | tuple[str, ...]) -> None:

@@ -18,6 +18,8 @@ import socket
 import sys
 from typing import Any
 
+from grader.sandbox.inside import processes
+
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
@@ -37,16 +39,13 @@ def _check(result: int, what: str) -> None:
 
 def serve() -> None:
     """The zygote's main loop (its socket's fd is in GRADER_ZYGOTE_FD, the modules it
-    imports first in GRADER_ZYGOTE_PRELOAD)."""
+    imports first in `processes.PRELOAD_ENV`, as a fresh worker's)."""
     fd = int(os.environ.pop("GRADER_ZYGOTE_FD"))
-    preload = json.loads(os.environ.pop("GRADER_ZYGOTE_PRELOAD", "[]"))
     control = socket.socket(fileno=fd)
     os.set_inheritable(fd, False)
-    from grader.sandbox.inside import processes
-
-    processes.preload(preload)
+    processes.preload(json.loads(os.environ.pop(processes.PRELOAD_ENV, "[]")))
     # Each worker reseeds numpy.random (a lazy submodule: 12 ms to import in every worker
-    # otherwise). The worker's hello preloads these too; make confine() cheap as well.
+    # otherwise).
     import numpy.random  # noqa: F401
 
     # And the worker's own modules (its loop, the call process, the state picture, the
