@@ -78,7 +78,7 @@ class Resources:
         if self.cgroup is not None:
             return f"a memory cgroup of {self.limits.memory_mb} MiB for the whole submission"
         return (f"at most {self.rlimits()['processes']} processes of {self.limits.memory_mb} "
-                "MiB each beyond what it holds as it starts (no memory cgroup here)")
+                "MiB each beyond what each holds as it starts (no memory cgroup here)")
 
     def _plan(self, writable: tuple[Path, ...]) -> dict[str, object]:
         uid = self._identity() if self.offer.root else None
