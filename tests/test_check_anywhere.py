@@ -1,7 +1,8 @@
 """A released notebook checks itself anywhere: the same verdicts four ways.
 
-Completed copies of a released notebook (right, each catalogued mistake, unattempted, a crash),
-of a course declared outside the package (`tests/test_released_course.py` makes it), are checked:
+Completed copies of a released notebook (right, each catalogued mistake (`PAIRED`), unattempted,
+a crash), of a course declared outside the package (`tests/test_released_course.py` makes it),
+are checked:
 - by check() with the package installed, the notebook alone in an empty folder (its carried
   check data, since the installed registry does not know the course);
 - by check() in a fresh venv that holds numpy, ipykernel and nbclient only, the notebook alone in
@@ -33,7 +34,7 @@ from tests.helpers.command import run as grade
 from tests.helpers.course import MISTAKES, NAME, RIGHT, STUDENT
 from tests.helpers.environments import venv_of
 
-# The four ways run 9 notebooks in two kernels each and grade them twice: minutes on a busy
+# The four ways run 6 notebooks in two kernels each and grade them twice: minutes on a busy
 # machine, which the first test waits for.
 pytestmark = pytest.mark.timeout(900)
 EXERCISES = ("scaled_scores", "attend")
@@ -60,11 +61,23 @@ for path in map(Path, sys.argv[1:]):  # each alone in its own folder
 '''
 
 
+PAIRED = ((("scaled_scores", "missing-scale"), ("attend", "wrong-scale")),
+          (("scaled_scores", "wrong-scale"), ("attend", "missing-scale")),
+          (("attend", "softmax-wrong-axis"),))
+"""The catalogued mistakes (`MISTAKES`, each once), as the completed notebooks make them: the
+student's two functions are independent (`attend` does not call `scaled_scores`), so one
+notebook carries a mistake in each, and a different one, so that a diagnosis said of the
+other exercise is caught. Each notebook is two kernels and two gradings."""
+
+
 def _completions() -> dict[str, str | None]:
-    """Each completed notebook's module source (None: the stubs as released)."""
+    """Each completed notebook's module source (None: the stubs as released), by label: "right",
+    "unattempted", "crash", or its mistakes as `exercise.id`, joined by "+"."""
     done: dict[str, str | None] = {"right": STUDENT.format(**RIGHT), "unattempted": None}
-    for (exercise, id), mistake in MISTAKES.items():
-        done[f"{exercise}.{id}"] = STUDENT.format(**{**RIGHT, **mistake})
+    for mistakes in PAIRED:
+        label = "+".join(f"{exercise}.{id}" for exercise, id in mistakes)
+        done[label] = STUDENT.format(**{**RIGHT, **{key: value for made in mistakes
+                                                    for key, value in MISTAKES[made].items()}})
     crash = STUDENT.format(**{**RIGHT, "scores": " @ keys @ keys"})  # shapes that do not fit
     done["crash"] = crash.replace("return weights @ values", "return (weights @ values)[99]")
     return done
@@ -220,13 +233,25 @@ def four_ways(course, venv, tmp_path_factory):
     return found
 
 
+def test_the_completions_make_each_catalogued_mistake_once_and_alone_in_its_exercise():
+    assert sorted(made for mistakes in PAIRED for made in mistakes) == sorted(MISTAKES)
+    for mistakes in PAIRED:
+        assert len({exercise for exercise, _ in mistakes}) == len(mistakes), mistakes
+        changed = [key for made in mistakes for key in MISTAKES[made]]
+        assert len(set(changed)) == len(changed), mistakes  # no mistake undoes another
+
+
 @pytest.mark.parametrize("completion", list(_completions()))
 def test_the_same_verdicts_four_ways(four_ways, completion):
     packaged, alone, checked, graded, shown_packaged, shown_alone = four_ways[completion]
     assert packaged == alone == checked == graded, (packaged, alone, checked, graded)
     named = {"right": set(), "unattempted": {"unattempted"}, "crash": set()}
-    expected = named[completion] if completion in named else {completion.split(".")[1]}
-    assert {d for checks in graded.values() for _, _, d in checks if d} == expected
+    mistaken = dict(part.split(".") for part in completion.split("+")) \
+        if completion not in named else {}
+    for exercise in EXERCISES:  # each exercise's own mistake, or none
+        expected = named[completion] if completion in named else \
+            {mistaken[exercise]} if exercise in mistaken else set()
+        assert {d for _, _, d in graded[exercise] if d} == expected, (exercise, graded)
     verdicts = {v for checks in graded.values() for _, v, _ in checks}
     assert verdicts == {"right": {"passed"}, "unattempted": {"raised"},
                         "crash": {"raised"}}.get(completion, verdicts)
