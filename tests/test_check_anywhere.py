@@ -31,7 +31,15 @@ from tests.conftest import ROOT
 from tests.helpers import course as made
 from tests.helpers.carried import carried_bundle, with_bundle
 from tests.helpers.command import run as grade
-from tests.helpers.course import MISTAKES, NAME, RIGHT, STUDENT
+from tests.helpers.course import (
+    MISTAKES,
+    NAME,
+    PAIRED,
+    RIGHT,
+    STUDENT,
+    label_of,
+    student_of,
+)
 from tests.helpers.environments import venv_of
 
 # The four ways run 6 notebooks in two kernels each and grade them twice: minutes on a busy
@@ -61,23 +69,12 @@ for path in map(Path, sys.argv[1:]):  # each alone in its own folder
 '''
 
 
-PAIRED = ((("scaled_scores", "missing-scale"), ("attend", "wrong-scale")),
-          (("scaled_scores", "wrong-scale"), ("attend", "missing-scale")),
-          (("attend", "softmax-wrong-axis"),))
-"""The catalogued mistakes (`MISTAKES`, each once), as the completed notebooks make them: the
-student's two functions are independent (`attend` does not call `scaled_scores`), so one
-notebook carries a mistake in each, and a different one, so that a diagnosis said of the
-other exercise is caught. Each notebook is two kernels and two gradings."""
-
-
 def _completions() -> dict[str, str | None]:
     """Each completed notebook's module source (None: the stubs as released), by label: "right",
     "unattempted", "crash", or its mistakes as `exercise.id`, joined by "+"."""
     done: dict[str, str | None] = {"right": STUDENT.format(**RIGHT), "unattempted": None}
     for mistakes in PAIRED:
-        label = "+".join(f"{exercise}.{id}" for exercise, id in mistakes)
-        done[label] = STUDENT.format(**{**RIGHT, **{key: value for made in mistakes
-                                                    for key, value in MISTAKES[made].items()}})
+        done[label_of(mistakes)] = student_of(mistakes)
     crash = STUDENT.format(**{**RIGHT, "scores": " @ keys @ keys"})  # shapes that do not fit
     done["crash"] = crash.replace("return weights @ values", "return (weights @ values)[99]")
     return done

@@ -37,7 +37,10 @@ from tests.helpers.course import (
     COMPLETED,
     MISTAKES,
     NAME,
+    PAIRED,
+    label_of,
     student,
+    student_of,
 )
 from tests.helpers.scanning import MARKERS, secrets
 
@@ -106,14 +109,14 @@ def _once(graded: dict[str, list[tuple[str, str, str]]]) -> dict[str, list[tuple
     return found
 
 
-@pytest.mark.parametrize("mistake", list(MISTAKES), ids="/".join)
-def test_check_names_each_mistake_as_grade_run_does(course, tmp_path, monkeypatch, mistake):
+@pytest.mark.parametrize("mistakes", PAIRED, ids=label_of)
+def test_check_names_each_mistake_as_grade_run_does(course, tmp_path, monkeypatch, mistakes):
     """The same wrong module through `grade run` (the instructor's, with the declaration),
     `grade check` and check() (the student's: the release alone, no GRADER_* variables, run
     from another folder): the same public checks, named the same."""
     folder = _copy(course, tmp_path / "student")
     path = folder / f"{NAME}_mine.py"
-    path.write_text(student(MISTAKES[mistake]) + CHECKS)
+    path.write_text(student_of(mistakes) + CHECKS)
 
     for key, value in course["env"].items():
         monkeypatch.setenv(key, value)
@@ -121,9 +124,9 @@ def test_check_names_each_mistake_as_grade_run_does(course, tmp_path, monkeypatc
     code, out, err = grade("run", str(path), "--json", str(tmp_path / "run.json"))
     assert (code, err) == (0, ""), err
     graded = _public_diagnoses(json.loads((tmp_path / "run.json").read_text()))
-    exercise, id = mistake
-    assert {d[1] for d in graded[exercise]} == {id}  # grade run names it
-    assert all(not found for name, found in graded.items() if name != exercise)
+    made_in = dict(mistakes)  # grade run names each exercise's own mistake, or none
+    assert {name: {d[1] for d in found} for name, found in graded.items()} == {
+        name: {made_in[name]} if name in made_in else set() for name in ("scaled_scores", "attend")}
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -111,6 +111,13 @@ MISTAKES = {  # (exercise, id): how the student's module differs from a right on
     ("attend", "wrong-scale"): {"attend": " / d"},
     ("attend", "softmax-wrong-axis"): {"axis": -2},
 }
+PAIRED = ((("scaled_scores", "missing-scale"), ("attend", "wrong-scale")),
+          (("scaled_scores", "wrong-scale"), ("attend", "missing-scale")),
+          (("attend", "softmax-wrong-axis"),))
+"""Each catalogued mistake once, as the tests' completed modules make them: the student's two
+functions are independent (`attend` does not call `scaled_scores`), so one module carries a
+mistake in each, a different one in each, so that a diagnosis said of the wrong exercise is
+caught. Three modules, not five: each is graded several ways."""
 # The full report, where every public check is listed (the compact view shows the first).
 CHECKS = ('\n\nfrom grader import check\n\ncheck("scaled_scores", full=True)\n'
           'check(attend, full=True)\n')
@@ -119,6 +126,16 @@ CHECKS = ('\n\nfrom grader import check\n\ncheck("scaled_scores", full=True)\n'
 def student(mistake: dict[str, object]) -> str:
     """A student's module with `mistake` in it."""
     return STUDENT.format(**{**RIGHT, **mistake})
+
+
+def student_of(mistakes: tuple[tuple[str, str], ...]) -> str:
+    """A student's module with each of `mistakes` (keys of `MISTAKES`) in it."""
+    return student({key: value for made in mistakes for key, value in MISTAKES[made].items()})
+
+
+def label_of(mistakes: tuple[tuple[str, str], ...]) -> str:
+    """`mistakes` as a test names them: "exercise.id", joined by "+"."""
+    return "+".join(f"{exercise}.{id}" for exercise, id in mistakes)
 
 
 def make(top: Path) -> dict[str, object]:
