@@ -45,9 +45,9 @@ EXPECTED = {
 
 
 OWN_LIMITS = {"attention_basics/call_faults.py": {"call_timeout": 0.5},
-              "attention_basics/fault_infinite_cell.ipynb": {"cell_timeout": 2.0},
-              "attention_basics/fault_ignores_signals.ipynb": {"cell_timeout": 2.0},
-              "attention_basics/fault_print_flood.ipynb": {"cell_timeout": 2.0}}
+              "attention_basics/fault_infinite_cell.ipynb": {"cell_timeout": 1.0},
+              "attention_basics/fault_ignores_signals.ipynb": {"cell_timeout": 1.0},
+              "attention_basics/fault_print_flood.ipynb": {"cell_timeout": 1.0}}
 """Files that wait for a time limit, each graded with the smallest limit that still lets its
 other cells and calls finish on a busy machine, instead of FAST's 4 s: `call_faults.py`'s
 softmax never returns, in each of its six cases; the other three spin in a cell (a loop, one
