@@ -243,8 +243,7 @@ def test_the_same_verdicts_four_ways(four_ways, completion):
     packaged, alone, checked, graded, shown_packaged, shown_alone = four_ways[completion]
     assert packaged == alone == checked == graded, (packaged, alone, checked, graded)
     named = {"right": set(), "unattempted": {"unattempted"}, "crash": set()}
-    mistaken = dict(part.split(".") for part in completion.split("+")) \
-        if completion not in named else {}
+    mistaken = {label_of(mistakes): dict(mistakes) for mistakes in PAIRED}.get(completion, {})
     for exercise in EXERCISES:  # each exercise's own mistake, or none
         expected = named[completion] if completion in named else \
             {mistaken[exercise]} if exercise in mistaken else set()
