@@ -32,6 +32,7 @@ from tests.helpers import course as made
 from tests.helpers.carried import carried_bundle, with_bundle
 from tests.helpers.command import run as grade
 from tests.helpers.course import (
+    EXERCISES,
     MISTAKES,
     NAME,
     PAIRED,
@@ -45,7 +46,6 @@ from tests.helpers.environments import venv_of
 # The four ways run 6 notebooks in two kernels each and grade them twice: minutes on a busy
 # machine, which the first test waits for.
 pytestmark = pytest.mark.timeout(900)
-EXERCISES = ("scaled_scores", "attend")
 VERDICTS = '''import json, pathlib
 from grader import selfcheck
 found = pathlib.Path(__grader_check__).parent if __grader_check__ else None

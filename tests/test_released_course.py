@@ -35,6 +35,7 @@ from tests.helpers.command import run as grade
 from tests.helpers.course import (
     CHECKS,
     COMPLETED,
+    EXERCISES,
     MISTAKES,
     NAME,
     PAIRED,
@@ -126,7 +127,7 @@ def test_check_names_each_mistake_as_grade_run_does(course, tmp_path, monkeypatc
     graded = _public_diagnoses(json.loads((tmp_path / "run.json").read_text()))
     made_in = dict(mistakes)  # grade run names each exercise's own mistake, or none
     assert {name: {d[1] for d in found} for name, found in graded.items()} == {
-        name: {made_in[name]} if name in made_in else set() for name in ("scaled_scores", "attend")}
+        name: {made_in[name]} if name in made_in else set() for name in EXERCISES}
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -185,7 +186,7 @@ def test_the_released_notebooks_checks_explain_what_is_wrong(course, tmp_path, m
     told = [line for source in sources for line in source.splitlines() if "check(" in line
             and not line.startswith("from")]
     assert told == [f'check("{name}")  # runs the public cases and explains what is wrong'
-                    for name in ("scaled_scores", "attend")]
+                    for name in EXERCISES]
     cell = next(c for c in notebook.cells if "def attend" in c.source)
     wrong = student(MISTAKES[("attend", "missing-scale")])
     cell.source = wrong[wrong.index("def attend"):] + '\n\ncheck("attend")\n'

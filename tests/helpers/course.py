@@ -23,6 +23,8 @@ title = "Attention scoring, batched"
 scaled_scores = 1
 attend = 2
 '''
+EXERCISES = ("scaled_scores", "attend")
+"""The exercises CONFIG declares, in its order."""
 SCORES = '''def scaled_scores(queries, keys):
     """The (batch, queries, keys) scores Q K^T / sqrt(d)."""
     # BEGIN SOLUTION
