@@ -161,7 +161,7 @@ def wheel_python(tmp_path_factory) -> Path:
     # a pip of the venv's own would cost a second install (ensurepip, 4 s of CPU) and be
     # scanned too.
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
-                    "--no-deps", "--no-index", str(wheel)], check=True)
+                    "--no-deps", "--no-index", str(wheel)], check=True, env=_own_imports())
     located = subprocess.run([str(python), "-c", "import grader; print(grader.__file__)"],
                              capture_output=True, text=True, cwd=folder, check=True,
                              env=_own_imports())
@@ -172,7 +172,9 @@ def wheel_python(tmp_path_factory) -> Path:
 
 def _own_imports() -> dict[str, str]:
     """This environment without PYTHONPATH: an interpreter other than this one imports the
-    grader it has installed, whatever folder the suite puts first on its own path."""
+    grader it has installed, whatever folder the suite puts first on its own path, and pip
+    installs the wheel into it (a project folder on the path, with the metadata of an earlier
+    build in it, would tell pip that the grader is installed already)."""
     return {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
 
 
