@@ -7,11 +7,23 @@ import numpy as np
 import pytest
 
 from grader.sandbox.inside import calling
+from tests.conftest import needs
 
-torch = pytest.importorskip("torch")
+pytestmark = needs("torch_attention")
+"""Skipped, with the command that installs torch, where it is not installed."""
 
 
-def test_float_arrays_take_the_exercises_dtype_and_the_others_keep_their_own():
+@pytest.fixture(scope="module")
+def torch():
+    """torch, imported when a test runs, not when the tests are collected: every pytest-xdist
+    worker collects this module, and one runs its tests (a module fixture groups them), so
+    one imports torch for them where three did (a second and a half of CPU each)."""
+    import torch
+
+    return torch
+
+
+def test_float_arrays_take_the_exercises_dtype_and_the_others_keep_their_own(torch):
     mask = np.tril(np.ones((3, 3), dtype=bool))
     lengths = np.array([2, 3])
     made = calling.to_tensors((np.ones((2, 3), dtype=np.float32), mask, lengths,
@@ -22,7 +34,7 @@ def test_float_arrays_take_the_exercises_dtype_and_the_others_keep_their_own():
     assert torch.equal(made[1], torch.tensor(mask))
 
 
-def test_a_student_who_inverts_a_boolean_mask_gets_a_boolean_mask():
+def test_a_student_who_inverts_a_boolean_mask_gets_a_boolean_mask(torch):
     def attend(scores, mask):
         return scores.masked_fill(~mask, float("-inf")).softmax(-1)
 
@@ -31,7 +43,7 @@ def test_a_student_who_inverts_a_boolean_mask_gets_a_boolean_mask():
     np.testing.assert_allclose(out, [[1.0, 0.0], [0.5, 0.5]])
 
 
-def test_the_guides_torch_example_runs_as_the_grader_runs_it():
+def test_the_guides_torch_example_runs_as_the_grader_runs_it(torch):
     """docs/authoring.md, "Tensors and modules": its declaration verbatim; a module written as
     a student would gets the state_dict, a boolean mask and the init_kwargs, and its
     unscaled twin is what the documented variant computes."""
