@@ -49,28 +49,38 @@ def test_a_custom_pattern_and_its_errors():
         finding.compile_pattern(r"(?P<student>")
 
 
-def test_batch_grades_everything_in_parallel_and_records_it(tmp_path):
-    folder = make_class(tmp_path / "submissions")
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory) -> tuple[Path, Path, batch.Summary, str]:
+    """`make_class`'s class graded by one batch of two job processes: its folder, the batch's
+    output folder, its summary and what it printed as it went. Read, never changed: a test
+    that grades again does so in a copy."""
+    top = tmp_path_factory.mktemp("class")
+    folder = make_class(top / "submissions")
     progress = io.StringIO()
-    summary = batch.run(folder, registry.get("udl_attention"), tmp_path / "out", 2, OPTIONS,
+    summary = batch.run(folder, registry.get("udl_attention"), top / "out", 2, OPTIONS,
                         progress=progress)
+    return folder, top / "out", summary, progress.getvalue()
+
+
+def test_batch_grades_everything_in_parallel_and_records_it(graded_class):
+    folder, out, summary, progress = graded_class
     assert (summary.graded, summary.skipped, summary.errors) == (8, 0, 1)
-    rows = {row.student: row for row in Gradebook(tmp_path / "out").rows()}
+    rows = {row.student: row for row in Gradebook(out).rows()}
     assert sorted(rows) == ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"]
     assert rows["alice"].score == 10.0 and rows["bob"].score == 4.0
     assert rows["dave"].status == "error" and rows["erin"].score == 0.0
-    lines = progress.getvalue().splitlines()
+    lines = progress.splitlines()
     assert len(lines) == 8 and lines[-1].startswith("[8/8] ")
     assert "/s, about" in lines[0]
-    student = tmp_path / "out" / "results" / "bob"
+    student = out / "results" / "bob"
     assert sorted(p.name for p in student.iterdir()) == ["hw.html", "hw.json", "hw.md"]
     assert json.loads((student / "hw.json").read_text())["submission"] == "bob/hw.ipynb"
 
 
-def test_a_rerun_grades_only_what_is_new_or_changed(tmp_path):
-    folder = make_class(tmp_path / "submissions")
+def test_a_rerun_grades_only_what_is_new_or_changed(graded_class, tmp_path):
+    folder = shutil.copytree(graded_class[0], tmp_path / "submissions")
+    shutil.copytree(graded_class[1], tmp_path / "out")
     assignment = registry.get("udl_attention")
-    batch.run(folder, assignment, tmp_path / "out", 2, OPTIONS, progress=io.StringIO())
     shutil.copy(ROOT / "solutions" / "udl_attention.py", folder / "erin" / "hw.py")
     (folder / "ivan_udl.py").write_text((CORPUS / "vectorised.py").read_text())
     again = batch.run(folder, assignment, tmp_path / "out", 2, OPTIONS, progress=io.StringIO())
