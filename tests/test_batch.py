@@ -63,7 +63,7 @@ def graded_class(tmp_path_factory) -> tuple[Path, Path, batch.Summary, str]:
 
 
 def test_batch_grades_everything_in_parallel_and_records_it(graded_class):
-    folder, out, summary, progress = graded_class
+    _, out, summary, progress = graded_class
     assert (summary.graded, summary.skipped, summary.errors) == (8, 0, 1)
     rows = {row.student: row for row in Gradebook(out).rows()}
     assert sorted(rows) == ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"]

@@ -39,8 +39,8 @@ COUNT = 60
 """Results that the batch's process writes and records (each costs little: it is replayed)."""
 GRADINGS = 16
 """Gradings that one job process makes (each costs about 0.3 s of CPU): enough that 0.8 MB
-kept by each is over the allowance (12.9 MB grown, where the gradings grow the process by less
-than one)."""
+kept by each is over the allowance (12.9 MB grown, where the gradings themselves grow the
+process by less than 1 MB)."""
 OPTIONS = grading.Options(limits=Limits(cell_timeout=5, call_timeout=5))
 
 
