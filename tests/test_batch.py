@@ -78,8 +78,9 @@ def test_batch_grades_everything_in_parallel_and_records_it(graded_class):
 
 
 def test_a_rerun_grades_only_what_is_new_or_changed(graded_class, tmp_path):
-    folder = shutil.copytree(graded_class[0], tmp_path / "submissions")
-    shutil.copytree(graded_class[1], tmp_path / "out")
+    graded_folder, graded_out, _, _ = graded_class
+    folder = shutil.copytree(graded_folder, tmp_path / "submissions")
+    shutil.copytree(graded_out, tmp_path / "out")
     assignment = registry.get("udl_attention")
     shutil.copy(ROOT / "solutions" / "udl_attention.py", folder / "erin" / "hw.py")
     (folder / "ivan_udl.py").write_text((CORPUS / "vectorised.py").read_text())

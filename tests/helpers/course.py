@@ -5,6 +5,7 @@ with one catalogued mistake each (`tests/test_released_course.py`,
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ title = "Attention scoring, batched"
 scaled_scores = 1
 attend = 2
 '''
-EXERCISES = ("scaled_scores", "attend")
+EXERCISES = tuple(tomllib.loads(CONFIG)["exercises"])
 """The exercises CONFIG declares, in its order."""
 SCORES = '''def scaled_scores(queries, keys):
     """The (batch, queries, keys) scores Q K^T / sqrt(d)."""
