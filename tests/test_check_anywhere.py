@@ -152,12 +152,16 @@ def _in_venv(python: Path, notebooks: dict[str, nbformat.NotebookNode],
         nbformat.write(notebook, paths[label])
     runner = top / "runner.py"
     runner.write_text(RUNNER)
+    temporary = top / "tmp"
+    temporary.mkdir()
     done = subprocess.run([str(python), str(runner), *map(str, paths.values())], cwd=top,
-                          env=_student_env({"PATH": f"{python.parent}:{os.environ['PATH']}"}),
+                          env=_student_env({"PATH": f"{python.parent}:{os.environ['PATH']}",
+                                            "TMPDIR": str(temporary)}),
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr
     for path in paths.values():  # alone, then and after
         assert [p.name for p in path.parent.iterdir()] == [path.name]
+    assert list(temporary.iterdir()) == []  # the unpacked self-check left with its kernel
     return {label: nbformat.read(path, as_version=4) for label, path in paths.items()}
 
 
@@ -259,10 +263,15 @@ def test_the_same_verdicts_four_ways(four_ways, completion):
 
 
 def _module_in_venv(python: Path, text: str, folder: Path) -> subprocess.CompletedProcess[str]:
-    folder.mkdir()
+    """`text` run as a module alone in `folder` by the venv's Python, which leaves nothing in
+    its temporary folder (the unpacked self-check goes when the module ends)."""
+    temporary = folder / "tmp"
+    temporary.mkdir(parents=True)
     (folder / f"{NAME}.py").write_text(text)
-    return subprocess.run([str(python), f"{NAME}.py"], cwd=folder, env=_student_env(),
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run([str(python), f"{NAME}.py"], cwd=folder, capture_output=True,
+                          env=_student_env({"TMPDIR": str(temporary)}), text=True, timeout=300)
+    assert list(temporary.iterdir()) == [], done.stdout
+    return done
 
 
 def test_the_released_module_checks_itself_alone(course, venv, tmp_path):

@@ -4,10 +4,10 @@
 (a cell of its own, before the cell that imports `check`) and module (at its end), followed by a
 call with the bundle (`grader.authoring.embedding`): a zip, in base64, of the grader's own modules
 that `check()` loads, verbatim, and of the assignment's check data, the `.check.npz` released
-beside it. Run, it writes the zip into a new temporary folder, puts the zip on `sys.path` when
-`grader` cannot be imported (where attention-grader is installed, `from grader import check` uses
-it), and returns the path of the check data: the caller keeps it in `__grader_check__`, where
-`check()` looks for it.
+beside it. Run, it writes the zip into a new temporary folder, which the kernel's or the
+script's end removes, puts the zip on `sys.path` when `grader` cannot be imported (where
+attention-grader is installed, `from grader import check` uses it), and returns the path of the
+check data: the caller keeps it in `__grader_check__`, where `check()` looks for it.
 
 It imports only the standard library and uses no syntax newer than Python 3.6 (its
 annotations are strings), so that an old
@@ -26,10 +26,12 @@ def unpack_self_check(bundle: "str", requires: "tuple[str, ...]" = (),  # noqa: 
     check`; the path of the check data, or None where it cannot run (then check() says why).
     `numpy` and `python` are the oldest versions pyproject.toml accepts; `requires`, what the
     assignment needs besides numpy (torch)."""
+    import atexit
     import base64
     import importlib.util
     import os
     import re
+    import shutil
     import sys
     import tempfile
     import types
@@ -60,6 +62,7 @@ def unpack_self_check(bundle: "str", requires: "tuple[str, ...]" = (),  # noqa: 
         return None
     data = base64.b64decode(bundle)
     folder = tempfile.mkdtemp(prefix="attention-grader-check-")
+    atexit.register(shutil.rmtree, folder, True)  # the kernel's or the script's end removes it
     code = os.path.join(folder, "self-check.zip")
     with open(code, "wb") as file:
         file.write(data)
