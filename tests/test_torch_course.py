@@ -42,12 +42,13 @@ from nbclient import NotebookClient
 from grader.course import registry
 from grader.course.layout import Layout
 from grader.pipeline import grading, vocabulary
-from tests.conftest import ROOT
+from tests.conftest import ROOT, needs
 from tests.helpers.command import run as grade
 from tests.helpers.command import write_master
 
-pytest.importorskip("torch")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, *needs("torch_attention")]
+"""Skipped, with the command that installs torch, where it is not installed (the course's
+code imports it). These tests never import torch themselves: the processes they start do."""
 
 NAME = "annotated_heads"
 CONFIG = f'''# ASSIGNMENT CONFIG
