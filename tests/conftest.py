@@ -8,6 +8,7 @@ import importlib.util
 import json
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -66,6 +67,29 @@ def pytest_xdist_auto_num_workers(config):
     """How many workers `-n auto` starts: one for each CPU this process may use, and
     `SPARE_WORKERS` more."""
     return len(os.sched_getaffinity(0)) + SPARE_WORKERS
+
+
+NOT_AT_COLLECTION = ("torch",)
+"""Modules that no test module may import when it is collected: every pytest-xdist worker
+collects every module, so each worker would pay the import (torch: 1.9 s of CPU), where only
+the one that runs the module's tests needs it. Such a test imports it in a fixture
+(`tests/test_calling.py`'s `torch`), or leaves it to the processes it starts."""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    """A test module whose import brings in one of `NOT_AT_COLLECTION` fails to collect, and
+    says what to do instead."""
+    before = {name for name in NOT_AT_COLLECTION if name in sys.modules}
+    report = yield
+    brought = [name for name in NOT_AT_COLLECTION if name in sys.modules and name not in before]
+    if isinstance(collector, pytest.Module) and report.passed and brought:
+        report.outcome = "failed"
+        report.longrepr = (
+            f"{collector.path}: importing it imports {', '.join(brought)}, which every "
+            "pytest-xdist worker then pays for while collecting; import it in a fixture "
+            "instead (tests/test_calling.py's `torch`)")
+    return report
 
 
 @pytest.hookimpl(tryfirst=True)
