@@ -4,10 +4,11 @@
 (a cell of its own, before the cell that imports `check`) and module (at its end), followed by a
 call with the bundle (`grader.authoring.embedding`): a zip, in base64, of the grader's own modules
 that `check()` loads, verbatim, and of the assignment's check data, the `.check.npz` released
-beside it. Run, it writes the zip into a new temporary folder, which the kernel's or the
-script's end removes, puts the zip on `sys.path` when `grader` cannot be imported (where
-attention-grader is installed, `from grader import check` uses it), and returns the path of the
-check data: the caller keeps it in `__grader_check__`, where `check()` looks for it.
+beside it. Run, it writes the zip into a new temporary folder, removed when the kernel or the
+script exits (not when it is killed), puts the zip on `sys.path` when `grader` cannot be
+imported (where attention-grader is installed, `from grader import check` uses it), and returns
+the path of the check data: the caller keeps it in `__grader_check__`, where `check()` looks
+for it.
 
 It imports only the standard library and uses no syntax newer than Python 3.6 (its
 annotations are strings), so that an old
@@ -62,7 +63,7 @@ def unpack_self_check(bundle: "str", requires: "tuple[str, ...]" = (),  # noqa: 
         return None
     data = base64.b64decode(bundle)
     folder = tempfile.mkdtemp(prefix="attention-grader-check-")
-    atexit.register(shutil.rmtree, folder, True)  # the kernel's or the script's end removes it
+    atexit.register(shutil.rmtree, folder, True)  # removed when the kernel or script exits
     code = os.path.join(folder, "self-check.zip")
     with open(code, "wb") as file:
         file.write(data)
